@@ -1,0 +1,1 @@
+"""relext package."""
