@@ -1,0 +1,318 @@
+"""Locating entity mentions in tokenized sentences.
+
+The release's character offsets are unreliable (see the dataset card), so spans are recomputed
+from the text. A mention is located by the first rule in ``MATCH_KINDS`` order that finds it:
+
+* names (heads, spouses, NA persons/institutions): the full name, token for token; the same
+  ignoring case and accents; without a parenthetical disambiguation; one comma component
+  ("Ernst Gunther, Duke of Schleswig-Holstein" -> "Ernst Gunther"); a contiguous part of the name
+  made of name words (titles such as "Princess" and particles such as "of" never stand alone);
+* hypernyms: the label ignoring case, or a token starting with a one-word label ("publishers");
+* places: the full label, then comma components ("Piqua, Kansas" -> "Piqua", "Kansas");
+* dates ("November 2, 1924"): the formats of running text ("2 November 1924", "November 2 , 1924",
+  "2nd November 1924", ISO dates), then day and month or month and year, then the year alone
+  (also inside a range token such as "1924–1990").
+
+When several mentions exist, the head/tail pair with the best rules is chosen, ties broken by
+the shortest distance between the two; head and tail never overlap. A mention that no rule finds
+gets the span ``[-1, -1]`` and match kind ``"none"``: it is counted, never guessed.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from wikigenderbias.schema import MATCH_KINDS
+
+NOT_FOUND: tuple[int, int] = (-1, -1)
+
+_GLUED = re.compile(r"^(?P<left>.*[a-z0-9\)\]\"'’])\.(?P<right>[A-Z][^\W\d_].*)$")
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")
+_MONTH_ABBR = {m[:3]: m for m in MONTHS}
+_DATE_LONG = re.compile(r"^\s*(?P<month>[A-Z][a-z]+)\s+(?P<day>\d{1,2}),?\s+(?P<year>\d{1,4})\s*$")
+_DATE_DMY = re.compile(r"^\s*(?P<day>\d{1,2})\s+(?P<month>[A-Z][a-z]+)\s+(?P<year>\d{1,4})\s*$")
+_DATE_ISO = re.compile(r"^\s*(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\s*$")
+_RANGE_SPLIT = re.compile(r"[–—\-/]")
+
+#: Words that never stand alone as a mention of a person's name.
+_NAME_STOP = frozenset(
+    """of and the de del della der den di da du des la le los las van von zu y e et bin ibn al el
+    jr jr. sr sr. ii iii iv v vi vii viii sir lady lord dame king queen prince princess duke duchess
+    count countess earl baron baroness emperor empress saint st st. mr mr. mrs mrs. ms ms. dr dr.
+    rev rev. general president marquess archduke archduchess grand""".split()
+)
+_PRIORITY = {kind: i for i, kind in enumerate(MATCH_KINDS)}
+_ORDINAL = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd", 31: "st"}
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of a released (space-tokenized) sentence.
+
+    The release is already split on spaces; the only change is that tokens glued across a
+    sentence boundary by the release's sentence splitter ("Ohio.Ritchie") are split into
+    ``["Ohio", ".", "Ritchie"]`` so that both words can be matched.
+    """
+    out: list[str] = []
+    for tok in text.split():
+        _split_glued(tok, out)
+    return out
+
+
+def _split_glued(tok: str, out: list[str]) -> None:
+    m = _GLUED.match(tok)
+    if m is None or len(m.group("left")) < 2:
+        out.append(tok)
+        return
+    _split_glued(m.group("left"), out)
+    out.append(".")
+    _split_glued(m.group("right"), out)
+
+
+def fold(s: str) -> str:
+    """Case- and accent-insensitive form of a string."""
+    s = unicodedata.normalize("NFKD", s)
+    return "".join(c for c in s if not unicodedata.combining(c)).casefold()
+
+
+@dataclass(frozen=True)
+class Form:
+    """One surface form of an entity: a token sequence and the rule that produced it."""
+
+    tokens: tuple[str, ...]
+    kind: str
+    folded: bool = False      # compare case- and accent-insensitively
+    prefix: bool = False      # one token that the text's token must start with
+    in_range: bool = False    # may also match one component of a range token ("1924–1990")
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a head/tail pair was found in one sentence."""
+
+    head_span: tuple[int, int]
+    tail_span: tuple[int, int]
+    head_match: str
+    tail_match: str
+
+    @property
+    def head_found(self) -> bool:
+        return self.head_match != "none"
+
+    @property
+    def tail_found(self) -> bool:
+        return self.tail_match != "none"
+
+
+def _strip_paren(s: str) -> str:
+    return re.sub(r"\s*\([^)]*\)\s*", " ", s).strip()
+
+
+def _is_name_word(tok: str) -> bool:
+    return len(tok) >= 2 and tok[0].isupper() and tok.casefold() not in _NAME_STOP and tok not in {",", "."}
+
+
+def _dedupe(forms: list[Form]) -> list[Form]:
+    seen: set[tuple] = set()
+    out = []
+    for f in forms:
+        key = (f.tokens if not f.folded else tuple(fold(t) for t in f.tokens), f.folded, f.prefix, f.in_range)
+        if f.tokens and key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+@functools.lru_cache(maxsize=65536)
+def name_forms(name: str) -> tuple[Form, ...]:
+    """Surface forms of a person or other named entity, best first."""
+    forms: list[Form] = []
+    full = tuple(tokenize(name.replace(",", " , ")))
+    forms.append(Form(full, "full"))
+    forms.append(Form(full, "full_fold", folded=True))
+    bare = _strip_paren(name)
+    if bare != name:
+        forms.append(Form(tuple(tokenize(bare.replace(",", " , "))), "no_paren", folded=True))
+    parts = [p.strip() for p in bare.split(",") if p.strip()]
+    if len(parts) > 1:
+        for p in parts:
+            forms.append(Form(tuple(tokenize(p)), "comma_part", folded=True))
+    words = [t for t in tokenize(bare) if t != ","]
+    # contiguous runs of words, longest first, that start and end with a name word
+    n = len(words)
+    subs: list[tuple[str, ...]] = []
+    for length in range(n - 1, 0, -1):
+        for i in range(0, n - length + 1):
+            run = tuple(words[i:i + length])
+            if _is_name_word(run[0]) and _is_name_word(run[-1]):
+                subs.append(run)
+    # among single words prefer the last (family) name, then the others in order
+    singles = [s for s in subs if len(s) == 1]
+    multi = [s for s in subs if len(s) > 1]
+    if singles:
+        singles = [singles[-1]] + singles[:-1]
+    for run in multi + singles:
+        forms.append(Form(run, "name_part"))
+    for run in multi + singles:
+        forms.append(Form(run, "name_part", folded=True))
+    return tuple(_dedupe(forms))
+
+
+@functools.lru_cache(maxsize=65536)
+def label_forms(label: str) -> tuple[Form, ...]:
+    """Surface forms of a common-noun label such as a hypernym ("Actor", "Film director")."""
+    full = tuple(tokenize(label))
+    forms = [Form(full, "full"), Form(full, "full_fold", folded=True)]
+    bare = _strip_paren(label)
+    if bare != label:
+        forms.append(Form(tuple(tokenize(bare)), "no_paren", folded=True))
+    words = tokenize(bare)
+    if len(words) == 1 and len(words[0]) >= 3:
+        forms.append(Form((words[0],), "inflected", folded=True, prefix=True))
+    elif len(words) > 1:
+        for w in words:
+            if len(w) >= 3 and w.casefold() not in _NAME_STOP:
+                forms.append(Form((w,), "name_part", folded=True))
+    return tuple(_dedupe(forms))
+
+
+def parse_date(value: str) -> tuple[int, int, int] | None:
+    """(year, month, day) of "November 2, 1924", "2 November 1924" or "1924-11-02"; else None."""
+    for rx in (_DATE_LONG, _DATE_DMY):
+        m = rx.match(value)
+        if m:
+            month = _MONTH_ABBR.get(m.group("month")[:3])
+            if month is None:
+                return None
+            return int(m.group("year")), MONTHS.index(month) + 1, int(m.group("day"))
+    m = _DATE_ISO.match(value)
+    if m:
+        return int(m.group("year")), int(m.group("month")), int(m.group("day"))
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def date_forms(value: str) -> tuple[Form, ...]:
+    """Surface forms of a date, in the formats that occur in running text, best first."""
+    parsed = parse_date(value)
+    if parsed is None:
+        return ()
+    year, month, day = parsed
+    y, d = str(year), str(day)
+    mon = MONTHS[month - 1]
+    abbr = mon[:3]
+    dth = d + _ORDINAL.get(day, "th")
+    forms = []
+    for mname in (mon, abbr, abbr + "."):
+        forms += [
+            Form((d, mname, y), "date"),
+            Form((dth, mname, y), "date"),
+            Form((d, mname, ",", y), "date"),
+            Form((mname, d, ",", y), "date"),
+            Form((mname, d, y), "date"),
+            Form((mname, dth, ",", y), "date"),
+            Form((dth, "of", mname, y), "date"),
+        ]
+    forms.append(Form((f"{year:04d}-{month:02d}-{day:02d}",), "date"))
+    for mname in (mon, abbr):
+        forms += [Form((d, mname), "date_partial"), Form((mname, d), "date_partial"),
+                  Form((dth, mname), "date_partial"), Form((mname, y), "date_partial")]
+    forms.append(Form((y,), "year", in_range=True))
+    return tuple(_dedupe(forms))
+
+
+@functools.lru_cache(maxsize=65536)
+def place_forms(label: str) -> tuple[Form, ...]:
+    """Surface forms of a place: the full label, its comma components and name parts, then a
+    token starting with a one-word component (demonyms such as "Milanese" for "Milan")."""
+    forms = list(name_forms(label))
+    for part in _strip_paren(label).split(","):
+        words = tokenize(part)
+        if len(words) == 1 and len(words[0]) >= 4:
+            forms.append(Form((words[0],), "inflected", prefix=True))
+    return tuple(_dedupe(forms))
+
+
+def tail_forms(tail: str, relation: str) -> tuple[Form, ...]:
+    """Surface forms of a tail entity of ``relation`` (NA tails are people, places or dates)."""
+    if relation == "birthDate":
+        return date_forms(tail)
+    if relation == "hypernym":
+        return label_forms(tail)
+    if relation == "birthPlace":
+        return place_forms(tail)
+    if relation == "NA" and parse_date(tail) is not None:
+        return date_forms(tail)
+    return name_forms(tail)
+
+
+def find(tokens: list[str], forms: tuple[Form, ...]) -> list[tuple[int, int, int, str]]:
+    """All matches ``(priority, start, end, kind)`` of ``forms`` in ``tokens``."""
+    if not tokens or not forms:
+        return []
+    folded_tokens: list[str] | None = None
+    found: list[tuple[int, int, int, str]] = []
+    seen: set[tuple[int, int]] = set()
+    n = len(tokens)
+    for f in forms:
+        prio = _PRIORITY[f.kind]
+        k = len(f.tokens)
+        if f.folded:
+            if folded_tokens is None:
+                folded_tokens = [fold(t) for t in tokens]
+            hay = folded_tokens
+            needle = tuple(fold(t) for t in f.tokens)
+        else:
+            hay = tokens
+            needle = f.tokens
+        first = needle[0]
+        for i in range(n - k + 1):
+            tok = hay[i]
+            if f.prefix:
+                ok = tok.startswith(first) and len(tok) <= len(first) + 3 and tok[len(first):].isalpha() or tok == first
+            elif f.in_range and tok != first:
+                ok = first in _RANGE_SPLIT.split(tok.strip("()[],;."))
+            else:
+                ok = tok == first and (k == 1 or tuple(hay[i:i + k]) == needle)
+            if ok and (i, i + k) not in seen:
+                seen.add((i, i + k))
+                found.append((prio, i, i + k, f.kind))
+    return found
+
+
+def _overlap(a: tuple[int, int, int, str], b: tuple[int, int, int, str]) -> bool:
+    return a[1] < b[2] and b[1] < a[2]
+
+
+def locate(tokens: list[str], head: str, tail: str, relation: str) -> Located:
+    """Locate the head and tail of a ``relation`` example in ``tokens``."""
+    heads = find(tokens, name_forms(head))
+    tails = find(tokens, tail_forms(tail, relation)) if tail else []
+    if heads and tails:
+        best = None
+        for h in heads:
+            for t in tails:
+                if _overlap(h, t):
+                    continue
+                dist = t[1] - h[2] if t[1] >= h[2] else h[1] - t[2]
+                key = (h[0] + t[0], dist, h[1], t[1])
+                if best is None or key < best[0]:
+                    best = (key, h, t)
+        if best is not None:
+            _, h, t = best
+            return Located((h[1], h[2]), (t[1], t[2]), h[3], t[3])
+        # every tail overlaps every head (e.g. hypernym "Princess" only inside the name):
+        # keep the better-ranked head and report the tail as not located
+        h = min(heads)
+        return Located((h[1], h[2]), NOT_FOUND, h[3], "none")
+    h = min(heads) if heads else None
+    t = min(tails) if tails else None
+    return Located(
+        (h[1], h[2]) if h else NOT_FOUND,
+        (t[1], t[2]) if t else NOT_FOUND,
+        h[3] if h else "none",
+        t[3] if t else "none",
+    )
