@@ -141,13 +141,15 @@ def name_forms(name: str) -> tuple[Form, ...]:
         for p in parts:
             forms.append(Form(tuple(tokenize(p)), "comma_part", folded=True))
     words = [t for t in tokenize(bare) if t != ","]
-    # contiguous runs of words, longest first, that start and end with a name word
+    # contiguous runs of words, longest first, that end with a name word
     n = len(words)
     subs: list[tuple[str, ...]] = []
     for length in range(n - 1, 0, -1):
         for i in range(0, n - length + 1):
             run = tuple(words[i:i + length])
-            if _is_name_word(run[0]) and _is_name_word(run[-1]):
+            # a run may start with a title ("Princess Dorothea") but not with a particle ("of ...")
+            start_ok = _is_name_word(run[0]) or (length > 1 and run[0][:1].isupper())
+            if start_ok and _is_name_word(run[-1]):
                 subs.append(run)
     # among single words prefer the last (family) name, then the others in order
     singles = [s for s in subs if len(s) == 1]

@@ -1,0 +1,42 @@
+"""`wgb data ...` through click's test runner."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from wgb.cli import cli
+
+
+def test_info_and_stats_and_export(tmp_path, tiny_folder):
+    runner = CliRunner()
+    r = runner.invoke(cli, ["data", "info", "--dataset", str(tiny_folder)])
+    assert r.exit_code == 0, r.output
+    assert "train" in r.output and "mentions located" in r.output
+
+    r = runner.invoke(cli, ["data", "stats", "--dataset", str(tiny_folder), "--out", str(tmp_path / "st")])
+    assert r.exit_code == 0, r.output
+    stats = json.loads((tmp_path / "st" / "stats.json").read_text())
+    assert stats["source"] == str(tiny_folder)
+    assert (tmp_path / "st" / "stats.png").read_bytes()[:4] == b"\x89PNG"
+
+    r = runner.invoke(cli, ["data", "export", "--format", "opennre", "--dataset", str(tiny_folder),
+                            "--out", str(tmp_path / "onre")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "onre" / "rel2id.json").is_file()
+    r = runner.invoke(cli, ["data", "export", "--dataset", str(tiny_folder), "--out", str(tmp_path / "onre")])
+    assert r.exit_code != 0 and "--overwrite" in r.output
+
+
+def test_missing_benchmark_folder_is_a_clear_error(tmp_path):
+    r = CliRunner().invoke(cli, ["data", "stats", "--dataset", str(tmp_path / "nothing")])
+    assert r.exit_code == 1
+    assert "nothing: benchmark folder not found" in r.output
+
+
+def test_convert_release_bad_file(tmp_path):
+    bad = tmp_path / "Wikigender.json"
+    bad.write_text("{not json")
+    r = CliRunner().invoke(cli, ["data", "convert-release", str(bad), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 1 and "Wikigender.json: malformed JSON at line 1" in r.output
+    assert not (tmp_path / "out").exists()

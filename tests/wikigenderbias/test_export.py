@@ -1,0 +1,108 @@
+"""Writing benchmark folders: round trip, validation, atomicity; OpenNRE export; stats."""
+from __future__ import annotations
+
+import json
+
+import datasets
+import pytest
+
+import wikigenderbias
+from wikigenderbias import export as export_mod
+from wikigenderbias.opennre import export_opennre
+from wikigenderbias.schema import RELATIONS, SPLITS
+from wikigenderbias.stats import compute_stats
+
+
+def test_written_folder_loads_with_load_dataset(tiny_folder):
+    ds = datasets.load_dataset(str(tiny_folder))
+    assert list(ds) == list(SPLITS)
+    train = ds["train"]
+    assert train.num_rows == 9  # 3 + 2 sentences of spouse/birthPlace, 2 x (birthDate + hypernym)
+    row = next(r for r in train if r["id"] == "t-0-birthPlace-000")
+    assert row["tokens"][slice(*row["tail_span"])] == ["Piqua", ",", "Kansas"]
+    assert row["tail_match"] == "full" and RELATIONS[row["relation"]] == "birthPlace"
+    assert row["tokens"][slice(*row["head_span"])] == ["Roe"]
+    date = next(r for r in train if r["id"] == "t-1-birthDate-000")
+    assert date["tokens"][slice(*date["tail_span"])] == ["2", "November", "1924"]
+    # the same sentence of the same article gets the same sentence id
+    ids = {r["sentence_id"] for r in train if r["entity_id"] == "t-0"}
+    assert len(ids) == 5
+
+
+def test_bad_records_are_rejected_before_anything_is_written(tmp_path, tiny_records):
+    tiny_entities = tiny_records
+    ents = tiny_entities()
+    ents["train"][0]["relations"][0]["relation"] = "sibling"
+    with pytest.raises(ValueError, match=r"split 'train', entity #0 \('Jane Roe'\): unknown relation 'sibling'"):
+        export_mod.write_benchmark(tmp_path / "x", ents, description="", progress=False)
+    ents = tiny_entities()
+    del ents["validation"][0]["gender"]
+    with pytest.raises(ValueError, match="split 'validation', entity #0: missing field 'gender'"):
+        export_mod.write_benchmark(tmp_path / "x", ents, description="", progress=False)
+    with pytest.raises(ValueError, match="missing \\['female_test'\\]"):
+        export_mod.write_benchmark(tmp_path / "x", {s: [] for s in SPLITS[:3]}, description="", progress=False)
+    assert not (tmp_path / "x").exists()
+
+
+def test_an_interrupted_write_leaves_nothing_half_written(tmp_path, monkeypatch, tiny_folder, tiny_records):
+    tiny_entities = tiny_records
+    calls = {"n": 0}
+    real = export_mod._write_parquet
+
+    def flaky(rows, config, path):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        real(rows, config, path)
+
+    monkeypatch.setattr(export_mod, "_write_parquet", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        export_mod.write_benchmark(tmp_path / "new", tiny_entities(), description="", progress=False)
+    assert not (tmp_path / "new").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # replacing an existing folder: the old one stays intact when the new write fails
+    before = sorted(p.name for p in tiny_folder.rglob("*"))
+    calls["n"] = 0
+    with pytest.raises(KeyboardInterrupt):
+        export_mod.write_benchmark(tiny_folder, tiny_entities(), description="", overwrite=True, progress=False)
+    assert sorted(p.name for p in tiny_folder.rglob("*")) == before
+    with pytest.raises(FileExistsError):
+        export_mod.write_benchmark(tiny_folder, tiny_entities(), description="", progress=False)
+
+
+def test_opennre_export_reread(tmp_path, tiny_folder):
+    ds = wikigenderbias.load(path=tiny_folder)
+    manifest = export_opennre(ds, tmp_path / "onre")
+    rel2id = json.loads((tmp_path / "onre" / "rel2id.json").read_text())
+    assert rel2id == {r: i for i, r in enumerate(RELATIONS)}
+    n = 0
+    for split in SPLITS:
+        lines = (tmp_path / "onre" / manifest["splits"][split]["file"]).read_text().splitlines()
+        assert len(lines) == manifest["splits"][split]["sentences"]
+        assert len(lines) + manifest["splits"][split]["skipped_unlocated"] == ds[split].num_rows
+        for line in lines:
+            ex = json.loads(line)
+            assert set(ex) >= {"token", "h", "t", "relation"}
+            assert ex["relation"] in rel2id
+            for side in ("h", "t"):
+                s, e = ex[side]["pos"]
+                assert 0 <= s < e <= len(ex["token"])
+                assert {"name", "id", "pos"} <= set(ex[side])
+            n += 1
+    assert n > 0
+    with pytest.raises(FileExistsError):
+        export_opennre(ds, tmp_path / "onre")
+
+
+def test_stats_on_a_known_benchmark(tiny_folder):
+    s = compute_stats(wikigenderbias.load(path=tiny_folder), source="tiny")
+    by = {(c["split"], c["gender"], c["relation"]): c for c in s.counts}
+    c = by[("train", "female", "spouse")]
+    assert (c["entities"], c["sentences"], c["bags"], c["bag_size_max"]) == (1, 2, 1, 2)
+    fa = s.further_analysis["per_relation"]["spouse"]
+    # female articles: Jane Roe (2 spouse sentences), Ann Lee (1), Eve Fox (1); male: 1 and 1
+    assert fa["female"]["articles"] == 3 and fa["male"]["articles"] == 2
+    assert fa["female"]["sentences_per_article"]["mean"] == pytest.approx(4 / 3)
+    assert fa["male"]["sentences_per_article"]["mean"] == pytest.approx(1.0)
+    json.loads(s.to_json())
+    assert "| train | female | spouse | 1 | 2 | 1 |" in s.to_markdown()
