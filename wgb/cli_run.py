@@ -1,19 +1,50 @@
-"""`wgb run`: the end-to-end main job."""
+"""`wgb run`: the end-to-end main job (see ``wgb.pipeline``)."""
 from __future__ import annotations
 
 import click
 
 
 @click.command()
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="wgb-output",
-              show_default=True, help="Folder for the report and intermediate results.")
-@click.pass_context
-def run(ctx: click.Context, out_dir: str) -> None:
-    """Run the main job on the embedded default data.
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="wgb-output/run", show_default=True,
+              help="Folder for intermediate results and the report; rerun the same command to resume.")
+@click.option("--profile", type=click.Choice(["tiny", "quick", "full"]), default="quick", show_default=True,
+              help="quick: under 15 minutes on 2 cores; full: the documented long run; tiny: seconds (tests).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--dataset", type=click.Path(file_okay=False), default=None,
+              help="Benchmark folder (default: the embedded WikiGenderBias release).")
+@click.option("--encoder", default="pcnn", show_default=True)
+@click.option("--selector", default="attention", show_default=True)
+@click.option("--debias", default="cda", show_default=True,
+              help="Comma-separated debiasing variants to compare with the baseline (e.g. cda,hard_debias).")
+@click.option("--kge-model", default="transe", show_default=True)
+@click.option("--measures", default=None, help="Comma-separated kge bias measures (default: data,fisher,bourli_projection).")
+@click.option("--link-fb13", is_flag=True, help="Link people and places to FB13 by name and add FB13 as background.")
+@click.option("--threads", type=int, default=None, help="torch threads (default: torch's choice).")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def run(out_dir, profile, seed, dataset, encoder, selector, debias, kge_model, measures, link_fb13, threads,
+        quiet) -> None:
+    """Run the main job: extraction bias -> knowledge graph -> embedding bias, one report.
 
-    Until the end-to-end pipeline lands (extraction -> knowledge graph -> embedding bias),
-    this computes the benchmark statistics of the embedded WikiGenderBias release.
+    Trains the baseline extractor and the debiased one(s) on the benchmark, extracts triples from
+    the held-out (test) articles, builds knowledge graphs from the gold labels and from each
+    extractor, trains embeddings on each, runs the kge bias measures and writes
+    OUT/report/report.html (+ .md, .json, propagation.png).
     """
-    from wgb.cli_data import stats
+    from wgb.pipeline import DEFAULT_MEASURES, PipelineConfig, run_pipeline
 
-    ctx.invoke(stats, out_dir=out_dir)
+    cfg = PipelineConfig(
+        profile=profile, seed=seed, dataset=dataset, encoder=encoder, selector=selector,
+        debias=[d.strip() for d in debias.split(",") if d.strip()], kge_model=kge_model,
+        measures=[m.strip() for m in measures.split(",")] if measures else list(DEFAULT_MEASURES),
+        link_fb13=link_fb13, threads=threads,
+    )
+    try:
+        cfg.validate()
+    except (ValueError, FileNotFoundError) as err:
+        raise click.ClickException(str(err)) from err
+    log = (lambda msg: None) if quiet else click.echo
+    try:
+        result = run_pipeline(cfg, out_dir, log=log, progress=not quiet)
+    except (ValueError, FileNotFoundError) as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(f"report: {result.report_html} ({result.seconds:.0f} s this session)")
