@@ -1,8 +1,179 @@
-"""Commands of `wgb data` that build a benchmark from dumps (filled in by the build issue)."""
+"""Commands of `wgb data` that build a benchmark from dumps and round-trip human annotations:
+``build``, ``annotate-export``, ``annotate-import`` (thin: parse options, call the library)."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
+
+_CSV = click.Choice(["csv", "jsonl"])
+
+
+def _split_list(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+def _load_config_file(path: str) -> dict:
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    if p.suffix in (".yaml", ".yml"):
+        import yaml
+
+        data = yaml.safe_load(text)
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise click.ClickException(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise click.ClickException(f"{path}: expected a mapping of build options")
+    return data
+
+
+@click.command("build")
+@click.option("--dbpedia", "dbpedia", multiple=True, type=click.Path(exists=True),
+              help="DBpedia N-Triples/Turtle file or folder (plain, .bz2, .gz); repeat for several.")
+@click.option("--wikipedia", "wikipedia", multiple=True, type=click.Path(exists=True),
+              help="Wikipedia pages-articles XML (.xml/.bz2, one file or the part files) or "
+                   "WikiExtractor output; file or folder; repeat for several.")
+@click.option("--out", "out", type=click.Path(), help="Benchmark folder to write.")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="JSON/YAML file with BuildConfig fields; command-line options override it.")
+@click.option("--workers", type=int, default=None, help="Processes over dump parts (0 = one per CPU). [default: 1]")
+@click.option("--executor", type=click.Choice(["processes", "dask"]), default=None,
+              help="Run parts in local processes or on a Dask cluster. [default: processes]")
+@click.option("--dask-address", default=None, help="Dask scheduler address (default: a local cluster).")
+@click.option("--require", default=None,
+              help="Facts a person must have (comma-separated). [default: spouse,hypernym,birthDate,birthPlace]")
+@click.option("--relations", default=None, help="Positive relations to extract (comma-separated).")
+@click.option("--na-facts", default=None, help="Facts whose tails give NA examples. [default: parent,deathDate,almaMater]")
+@click.option("--pronouns/--no-pronouns", default=None, help="Count he/she pronouns as mentions of the person.")
+@click.option("--year-mentions/--no-year-mentions", default=None,
+              help="Count the year alone as a mention of a date. [default: no]")
+@click.option("--train", type=float, default=None, help="Train share (fraction, or head count if >= 1). [default: 0.8]")
+@click.option("--validation", type=float, default=None, help="Validation share. [default: 0.1]")
+@click.option("--test", type=float, default=None, help="Test share, divided into male_test/female_test. [default: 0.1]")
+@click.option("--balance-test/--no-balance-test", default=None, help="Equal female and male test heads. [default: yes]")
+@click.option("--seed", type=int, default=None, help="Split seed. [default: 0]")
+@click.option("--overwrite", is_flag=True, default=False, help="Replace an existing --out folder.")
+@click.option("--no-resume", is_flag=True, default=False, help="Ignore parts finished by an interrupted run.")
+@click.option("--quiet", is_flag=True, default=False, help="No progress bars.")
+def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_address, require, relations,
+              na_facts, pronouns, year_mentions, train, validation, test, balance_test, seed, overwrite,
+              no_resume, quiet) -> None:
+    """Build WikiGenderBias from DBpedia + Wikipedia dumps by distant supervision."""
+    from wikigenderbias.build import BuildConfig, build
+    from wikigenderbias.dbpedia import DumpError
+    from wikigenderbias.distant import DistantConfig
+    from wikigenderbias.schema import MATCH_KINDS
+    from wikigenderbias.split import SplitConfig
+
+    cfg = _load_config_file(config_file) if config_file else {}
+    if dbpedia:
+        cfg["dbpedia"] = list(dbpedia)
+    if wikipedia:
+        cfg["wikipedia"] = list(wikipedia)
+    if out:
+        cfg["out"] = out
+    for key, val in (("workers", workers), ("executor", executor), ("dask_address", dask_address),
+                     ("require", _split_list(require))):
+        if val is not None:
+            cfg[key] = val
+    if overwrite:
+        cfg["overwrite"] = True
+    for key in ("dbpedia", "wikipedia", "out"):
+        if not cfg.get(key):
+            raise click.UsageError(f"--{key} is required (on the command line or in --config)")
+    distant = dict(cfg.get("distant", {}))
+    for key, val in (("relations", _split_list(relations)), ("na_facts", _split_list(na_facts)),
+                     ("pronouns", pronouns)):
+        if val is not None:
+            distant[key] = val
+    if year_mentions is not None:
+        distant["tail_kinds"] = tuple(k for k in MATCH_KINDS if k != "none" and (year_mentions or k != "year"))
+    split = dict(cfg.get("split", {}))
+    for key, val in (("train", train), ("validation", validation), ("test", test),
+                     ("balance_test", balance_test), ("seed", seed)):
+        if val is not None:
+            split[key] = val
+    cfg["progress"] = False if quiet else None
+    cfg["resume"] = not no_resume
+    try:
+        cfg["distant"] = DistantConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in distant.items()})
+        cfg["split"] = SplitConfig(**split)
+        config = BuildConfig.from_dict(cfg)
+        result = build(config)
+    except (DumpError, ValueError, FileExistsError, RuntimeError, TypeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    rep = result.report
+    click.echo(f"wrote {result.folder}")
+    click.echo(f"persons: {rep['persons']['indexed']} indexed, {rep['persons']['with_article']} with an article, "
+               f"{rep['persons']['with_examples']} with examples")
+    for split_name, c in rep.get("counts", {}).items():
+        g = c.get("entities_by_gender", {})
+        rel = c.get("sentences_by_relation", {})
+        click.echo(f"  {split_name}: {c.get('entities')} entities ({', '.join(f'{k} {v}' for k, v in g.items())}), "
+                   f"{c.get('sentences')} sentences ({', '.join(f'{k} {v}' for k, v in rel.items())})")
+    skipped = {**{f"dbpedia.{k}": v["count"] for k, v in rep["dbpedia"]["skipped"].items()},
+               **{f"wikipedia.{k}": v["count"] for k, v in rep["wikipedia"]["skipped"].items()}}
+    if skipped:
+        click.echo("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items()))
+                   + f" (details in {result.folder}/report.json)")
+    t = rep["timings"]
+    click.echo(f"time: DBpedia {t['dbpedia_s']} s, Wikipedia {t['wikipedia_s']} s "
+               f"({t['person_articles_per_s']} person articles/s), total {t['total_s']} s")
+
+
+@click.command("annotate-export")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out", type=click.Path(dir_okay=False), required=True,
+              help="Annotation task file (.csv or .jsonl) to write.")
+@click.option("--format", "fmt", type=_CSV, default=None, help="Default: from the --out suffix.")
+@click.option("--splits", default="male_test,female_test", show_default=True)
+def annotate_export_cmd(folder, out, fmt, splits) -> None:
+    """Write each test sentence with its highlighted pair and the question for annotators."""
+    from wikigenderbias.annotate import export_tasks
+
+    try:
+        n = export_tasks(folder, out, fmt=fmt, splits=_split_list(splits))
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {n} annotation items to {out}")
+
+
+@click.command("annotate-import")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "out", type=click.Path(), default=None,
+              help="Benchmark folder to write (default: replace FOLDER, atomically).")
+@click.option("--raters", type=int, default=3, show_default=True, help="Answers expected per sentence.")
+@click.option("--overwrite", is_flag=True, default=False, help="Replace an existing --out folder.")
+@click.option("--quiet", is_flag=True, default=False)
+def annotate_import_cmd(folder, answers, out, raters, overwrite, quiet) -> None:
+    """Relabel majority-"no" test sentences as NA; report Fleiss' kappa and pairwise agreement."""
+    from wikigenderbias.annotate import import_answers
+
+    try:
+        res = import_answers(folder, list(answers), out=out, raters=raters, overwrite=overwrite,
+                             progress=not quiet)
+    except (ValueError, FileNotFoundError, FileExistsError) as exc:
+        raise click.ClickException(str(exc)) from None
+    a = res.to_dict()
+    click.echo(f"wrote {res.folder}")
+    click.echo(f"items annotated: {a['items']} ({a['relabelled_na']} relabelled NA, {a['kept']} kept); "
+               f"Fleiss' kappa {a['fleiss_kappa']:.3f}, pairwise agreement {a['pairwise_agreement']:.1%}")
+    for split, s in a["per_split"].items():
+        click.echo(f"  {split}: {s['items']} items, kappa {s['fleiss_kappa']:.3f}, "
+                   f"agreement {s['pairwise_agreement']:.1%}, relabelled NA {s['relabelled_na']}")
+    if a["skipped"]:
+        click.echo("skipped: " + ", ".join(f"{k} {v['count']}" for k, v in a["skipped"].items()))
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to ``group``."""
+    group.add_command(build_cmd)
+    group.add_command(annotate_export_cmd)
+    group.add_command(annotate_import_cmd)

@@ -1,8 +1,122 @@
-"""Commands of `wgb kge` (filled in by the issue that lands them)."""
+"""`wgb kge train` and `wgb kge eval`: knowledge graph embeddings (package `kge`)."""
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import click
+
+MODEL_NAMES = ["transe", "transh", "distmult", "complex", "rotate"]
+
+
+def _graph(path: str | None, min_score: float | None):
+    from kge.graph import load_graph
+
+    return load_graph(path, min_score=min_score)
+
+
+@click.command("train")
+@click.argument("graph", required=False)
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Embedding dir to write.")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="JSON file of TrainConfig fields (flags given on the command line override it).")
+@click.option("--model", type=click.Choice(MODEL_NAMES), default=None, help="Model (default transe).")
+@click.option("--dim", type=int, default=None, help="Embedding dimension (default 100).")
+@click.option("--p-norm", type=click.Choice(["1", "2"]), default=None, help="TransE/TransH distance norm (default 2).")
+@click.option("--epochs", type=int, default=None, help="Maximum epochs (default 100).")
+@click.option("--batch-size", type=int, default=None, help="Positives per batch (default 4096).")
+@click.option("--lr", type=float, default=None, help="Adam learning rate (default 0.01).")
+@click.option("--negatives", type=int, default=None, help="Negatives per positive (default 1).")
+@click.option("--loss", type=click.Choice(["margin", "softmax", "softplus"]), default=None, help="Loss (default margin).")
+@click.option("--margin", type=float, default=None, help="Margin of the margin loss (default 1.0).")
+@click.option("--sampler", type=click.Choice(["uniform", "bernoulli"]), default=None, help="Negative sampler.")
+@click.option("--regularization", type=float, default=None, help="L2 weight on batch embeddings (default 0).")
+@click.option("--seed", type=int, default=None, help="Seed for everything (default 0).")
+@click.option("--eval-every", type=int, default=None, help="Validate every k epochs (0 = never).")
+@click.option("--patience", type=int, default=None, help="Early stopping: validations without improvement.")
+@click.option("--valid-max-triples", type=int, default=None, help="Validate on a seeded subset of this size.")
+@click.option("--checkpoint-every", type=int, default=None, help="Checkpoint every k epochs (default 1).")
+@click.option("--threads", type=int, default=None, help="torch threads.")
+@click.option("--min-score", type=float, default=None, help="For extracted triples (.jsonl): drop triples scored below.")
+@click.option("--no-test", is_flag=True, help="Skip the test-set evaluation at the end.")
+@click.option("--overwrite", is_flag=True, help="Start over even if DIR holds a checkpoint or finished run.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_size, lr, negatives, loss, margin,
+              sampler, regularization, seed, eval_every, patience, valid_max_triples, checkpoint_every, threads,
+              min_score, no_test, overwrite, quiet):
+    """Train embeddings of GRAPH (default: the shipped FB13) into DIR.
+
+    GRAPH: an OpenKE folder, a graph dir, a folder of labelled TSV triples, a TSV file, or the
+    triples.jsonl of `wgb re extract`. Rerunning the same command resumes an interrupted run.
+    """
+    from kge.train import ConfigMismatchError, TrainConfig, train
+
+    fields: dict = {}
+    if config_file:
+        try:
+            fields = json.loads(Path(config_file).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise click.BadParameter(f"{config_file}:{e.lineno}: malformed JSON ({e.msg})", param_hint="--config")
+    flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr, "negatives": negatives,
+             "loss": loss, "margin": margin, "sampler": sampler, "regularization": regularization, "seed": seed,
+             "eval_every": eval_every, "patience": patience, "valid_max_triples": valid_max_triples,
+             "checkpoint_every": checkpoint_every, "num_threads": threads}
+    fields.update({k: v for k, v in flags.items() if v is not None})
+    if p_norm is not None:
+        fields["model_kwargs"] = {**fields.get("model_kwargs", {}), "p_norm": int(p_norm)}
+    if no_test:
+        fields["evaluate_test"] = False
+    try:
+        config = TrainConfig.from_dict(fields)
+        g = _graph(graph, min_score)
+    except (ValueError, FileNotFoundError) as e:
+        raise click.ClickException(str(e))
+    click.echo(f"graph: {g!r}", err=True)
+    try:
+        res = train(g, config, out_dir, overwrite=overwrite, progress=False if quiet else None)
+    except ConfigMismatchError as e:
+        raise click.ClickException(str(e))
+    summary = {"out_dir": out_dir, "epochs_run": res.epochs_run, "best_epoch": res.best_epoch,
+               "train_seconds": round(res.train_seconds, 2), "triples_per_second": round(res.triples_per_second),
+               "test": {k: res.test[k] for k in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")} if res.test else None}
+    click.echo(json.dumps(summary, indent=2))
+
+
+@click.command("eval")
+@click.argument("emb_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("graph", required=False)
+@click.option("--split", type=click.Choice(["test", "valid", "train"]), default="test")
+@click.option("--raw", is_flag=True, help="Unfiltered ranks (default: filtered).")
+@click.option("--max-triples", type=int, default=None, help="Evaluate a seeded random subset.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+              help="Metrics JSON (default EMB_DIR/metrics_<split>.json).")
+@click.option("--threads", type=int, default=None)
+@click.option("--quiet", is_flag=True)
+def eval_cmd(emb_dir, graph, split, raw, max_triples, out_file, threads, quiet):
+    """Filtered MRR and Hits@1/3/10 of the embeddings in EMB_DIR on GRAPH (default FB13)."""
+    import torch
+
+    from kge.embeddings import load_model
+    from kge.evaluate import evaluate
+
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        g = _graph(graph, None)
+        model = load_model(emb_dir, g)
+    except (ValueError, FileNotFoundError) as e:
+        raise click.ClickException(str(e))
+    m = evaluate(model, g, split, filtered=not raw, max_triples=max_triples, progress=False if quiet else None)
+    out = Path(out_file) if out_file else Path(emb_dir) / f"metrics_{split}.json"
+    d = {"graph": g.name, "split": split, **m.to_dict()}
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(d, indent=2), encoding="utf-8")
+    os.replace(tmp, out)
+    click.echo(json.dumps({k: d[k] for k in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10", "seconds")}, indent=2))
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to group."""
+    group.add_command(train_cmd)
+    group.add_command(eval_cmd)

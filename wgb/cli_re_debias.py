@@ -1,8 +1,208 @@
-"""Commands of `wgb re` (filled in by the issue that lands them)."""
+"""`wgb re debias-grid`, `wgb re embedding-bias`, `wgb re debias-data`: the debiasing study."""
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import click
 
 
+def _csv(ctx, param, value):
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise click.BadParameter("expected a comma-separated list")
+    return items
+
+
+def _ints(ctx, param, value):
+    items = _csv(ctx, param, value)
+    if items is None:
+        return None
+    try:
+        return [int(v) for v in items]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+
+
+def _variants(ctx, param, value):
+    from relext.debias import canonical_name, split_outside_brackets
+
+    if value is None:
+        return None
+    items = [v.strip() for v in split_outside_brackets(value, ",") if v.strip()]
+    if not items:
+        raise click.BadParameter("expected a comma-separated list of variants")
+    try:
+        return [canonical_name(v) for v in items]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.command(name="debias-grid")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--variants", callback=_variants, default=None,
+              help="Comma-separated debiasing variants ('+' combines; default: the paper's eight: "
+                   "none, anonymize, cda, hard_debias and their combinations).")
+@click.option("--seeds", callback=_ints, default=None, help="Comma-separated seeds [default: 0,1,2].")
+@click.option("--ner", default=None,
+              help="NER of the anonymizing variants: auto (spaCy when installed, else the gazetteer), "
+                   "spacy, spacy:<package>, gazetteer [default: auto].")
+@click.option("--epochs", type=click.IntRange(min=1), default=None, help="Max epochs per run [default: the trainer's].")
+@click.option("--quick", is_flag=True,
+              help="Quick profile: seed 0, 1 epoch on 1,000 sampled training articles, 200 bootstrap "
+                   "resamples (options given explicitly win). A smoke test, not the study.")
+@click.option("--train-articles", type=click.IntRange(min=1), default=None,
+              help="Train on this many (seeded, sampled) training articles only [default: all; --quick: 1000].")
+@click.option("--encoder", default="pcnn", show_default=True)
+@click.option("--selector", default="attention", show_default=True)
+@click.option("--dataset", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Benchmark folder [default: the embedded WikiGenderBias release].")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads per run.")
+@click.option("--threshold-mode", type=click.Choice(["global", "per_relation"]), default="global", show_default=True)
+@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=None,
+              help="Bootstrap resamples over test entities [default: 1000; --quick: 200].")
+@click.option("--set", "overrides", multiple=True, metavar="FIELD=JSON",
+              help="Extra TrainConfig field for every run, e.g. --set word_dim=100 (repeatable).")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def debias_grid_cmd(out, variants, seeds, ner, epochs, quick, train_articles, encoder, selector, dataset, threads, threshold_mode,
+                    n_resamples, overrides, quiet):
+    """Train and evaluate ENCODER+SELECTOR under every debiasing variant x seed into OUT.
+
+    Resumable: rerun the same command to continue; finished runs are skipped. Writes
+    OUT/results.json, OUT/results.md (F1 and equality-of-opportunity gaps per relation with
+    intervals, F1 per gender, the paper's claims checked), plots and OUT/DONE at the end.
+    """
+    from relext.debias import STUDY_VARIANTS
+    from relext.debias.study import QUICK, DebiasStudyConfig, run_study, with_ner
+
+    train_overrides: dict = dict(QUICK["train_overrides"]) if quick else {}
+    for item in overrides:
+        key, sep, val = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected FIELD=JSON, got {item!r}", param_hint="--set")
+        try:
+            train_overrides[key.strip()] = json.loads(val)
+        except json.JSONDecodeError:
+            train_overrides[key.strip()] = val
+    if threads is not None:
+        train_overrides["threads"] = threads
+    if dataset is not None:
+        train_overrides["dataset"] = str(dataset)
+    kwargs = dict(encoder=encoder, selector=selector, threshold_mode=threshold_mode,
+                  train_overrides=train_overrides)
+    variants = list(variants if variants is not None else STUDY_VARIANTS)
+    if ner is not None:
+        try:
+            from relext.debias.anonymize import Anonymize
+
+            Anonymize(ner=ner)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--ner") from None
+        variants = [with_ner(v, ner) for v in variants]
+    kwargs["variants"] = variants
+    kwargs["seeds"] = seeds if seeds is not None else (QUICK["seeds"] if quick else [0, 1, 2])
+    kwargs["epochs"] = epochs if epochs is not None else (QUICK["epochs"] if quick else None)
+    kwargs["n_resamples"] = n_resamples if n_resamples is not None else (QUICK["n_resamples"] if quick else 1000)
+    kwargs["train_articles"] = train_articles if train_articles is not None else (
+        QUICK["train_articles"] if quick else None)
+    try:
+        config = DebiasStudyConfig(**kwargs)
+        summary = run_study(config, out, progress=not quiet)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    meta = summary["meta"]
+    click.echo((out / "results.md").read_text())
+    click.echo(f"\n{meta['runs_evaluated']}/{meta['n_runs']} runs evaluated; wrote {out / 'results.json'}"
+               + ("" if (out / "DONE").exists() else " (not finished: rerun to resume)"), err=True)
+    if meta.get("runs_failed"):
+        raise click.ClickException(f"{len(meta['runs_failed'])} run(s) failed: {meta['runs_failed']}")
+
+
+@click.command(name="embedding-bias")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--variants", callback=_variants, default="none,anonymize,cda,anonymize+cda", show_default=True,
+              help="Dataset variants whose Word2Vec to measure (hard debiasing is applied by the report).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--dataset", type=click.Path(exists=True, file_okay=False), default=None)
+@click.option("--permutations", type=click.IntRange(min=10), default=10_000, show_default=True,
+              help="WEAT permutations when the exact test is too large.")
+@click.option("--set", "overrides", multiple=True, metavar="FIELD=JSON",
+              help="TrainConfig Word2Vec field, e.g. --set word_dim=100 (repeatable).")
+def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
+    """Direct bias and WEAT of each dataset variant's Word2Vec, before and after hard debiasing.
+
+    Writes OUT/embedding_bias.json and OUT/embedding_bias.md.
+    """
+    from relext.debias.study import embedding_bias_markdown, embedding_bias_study
+    from relext.report import write_json_atomic, write_text_atomic
+
+    tr = {}
+    for item in overrides:
+        key, sep, val = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected FIELD=JSON, got {item!r}", param_hint="--set")
+        tr[key.strip()] = json.loads(val)
+    try:
+        rep = embedding_bias_study(variants, seed=seed, dataset_path=dataset, train_overrides=tr,
+                                   n_permutations=permutations)
+    except (ValueError, FileNotFoundError, TypeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "embedding_bias.json", rep)
+    md = embedding_bias_markdown(rep)
+    write_text_atomic(out / "embedding_bias.md", md)
+    click.echo(md)
+
+
+@click.command(name="debias-data")
+@click.argument("method")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--dataset", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Benchmark folder [default: the embedded release].")
+@click.option("--ner", type=str, default=None, help="Anonymization NER: auto, spacy, spacy:<package>, gazetteer.")
+@click.option("--no-names", is_flag=True, help="CDA: do not swap first names.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def debias_data_cmd(method, out, dataset, ner, no_names, seed):
+    """Apply the dataset debiaser METHOD (anonymize, cda, anonymize+cda) and save the result to OUT.
+
+    OUT gets one parquet file per split (data/sentences/<split>-00000-of-00001.parquet) and
+    debias.json (what was done: describe() of the debiaser), loadable with
+    datasets.load_dataset("parquet", data_dir=OUT/data/sentences).
+    """
+    from relext.data import load_dataset_dict
+    from relext.debias import canonical_name, get_debiaser
+    from relext.report import write_json_atomic
+
+    try:
+        canon = canonical_name(method)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="METHOD") from None
+    parts = canon.split("+")
+    if "hard_debias" in parts or canon == "none":
+        raise click.BadParameter(f"{canon!r} does not change the dataset; use anonymize, cda or anonymize+cda",
+                                 param_hint="METHOD")
+    opts: dict = {}
+    if ner is not None and "anonymize" in parts:
+        opts["anonymize"] = {"ner": ner}
+    if no_names and "cda" in parts:
+        opts["cda"] = {"swap_names": False}
+    deb = get_debiaser(canon, **opts) if len(parts) > 1 else get_debiaser(canon, **opts.get(canon, {}))
+    data = deb.transform_dataset(load_dataset_dict(dataset), seed=seed)
+    folder = out / "data" / "sentences"
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, ds in data.items():
+        final = folder / f"{split}-00000-of-00001.parquet"
+        tmp = folder / f".{split}.tmp.parquet"
+        ds.to_parquet(str(tmp))
+        tmp.replace(final)
+    write_json_atomic(out / "debias.json", deb.describe())
+    click.echo(f"wrote {', '.join(f'{s} ({len(d)} rows)' for s, d in data.items())} to {folder}")
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to group."""
+    group.add_command(debias_grid_cmd)
+    group.add_command(embedding_bias_cmd)
+    group.add_command(debias_data_cmd)

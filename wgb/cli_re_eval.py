@@ -1,8 +1,178 @@
-"""Commands of `wgb re` (filled in by the issue that lands them)."""
+"""`wgb re eval`, `wgb re grid`, `wgb re extract`: evaluation, fairness, grids and triples."""
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import click
 
 
+def _csv(kind: str):
+    def parse(ctx, param, value):
+        if value is None:
+            return None
+        items = [v.strip() for v in value.split(",") if v.strip()]
+        if not items:
+            raise click.BadParameter(f"expected a comma-separated list of {kind}")
+        return items
+    return parse
+
+
+def _ints(ctx, param, value):
+    items = _csv("integers")(ctx, param, value)
+    try:
+        return [int(v) for v in items]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+
+
+_eval_options = [
+    click.option("--threshold-mode", type=click.Choice(["global", "per_relation"]), default="global",
+                 show_default=True, help="How the threshold variant picks thresholds on validation."),
+    click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=1000,
+                 show_default=True, help="Bootstrap resamples over test entities."),
+    click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                 default=0.95, show_default=True, help="Interval coverage."),
+    click.option("--bootstrap-seed", type=int, default=0, show_default=True),
+]
+
+
+def _apply(options):
+    def deco(f):
+        for opt in reversed(options):
+            f = opt(f)
+        return f
+    return deco
+
+
+@click.command(name="eval")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_apply(_eval_options)
+@click.option("--plot/--no-plot", default=True, show_default=True,
+              help="Also write eval_gaps.png (gaps with bootstrap intervals).")
+@click.option("--json", "as_json", is_flag=True, help="Print eval.json instead of the table.")
+def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_seed, plot, as_json):
+    """Evaluate RUN_DIR: per-relation P/R/F1, micro/macro F1, PR-AUC on male_test, female_test
+    and pooled; F1 and equality-of-opportunity gaps with bootstrap intervals.
+
+    Writes RUN_DIR/predictions/*.jsonl when missing, then RUN_DIR/eval.json and eval.md.
+    """
+    from relext.evaluate import evaluate_run
+    from relext.report import eval_markdown
+
+    try:
+        result = evaluate_run(run_dir, threshold_mode=threshold_mode, n_resamples=n_resamples,
+                              confidence=confidence, bootstrap_seed=bootstrap_seed)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if plot:
+        from relext.plots import plot_run_gaps
+
+        plot_run_gaps(result, run_dir / "eval_gaps.png")
+    if as_json:
+        click.echo((run_dir / "eval.json").read_text())
+    else:
+        click.echo(eval_markdown(result))
+        click.echo(f"\nwrote {run_dir / 'eval.json'} and {run_dir / 'eval.md'}", err=True)
+
+
+@click.command(name="grid")
+@click.option("--encoders", callback=_csv("encoders"), default="cnn,pcnn,rnn,birnn", show_default=True)
+@click.option("--selectors", callback=_csv("selectors"), default="attention,average", show_default=True)
+@click.option("--seeds", callback=_ints, default="1,2,3", show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=None,
+              help="Maximum epochs per run (default: the trainer's).")
+@click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE",
+              help="Extra training config field for every run (JSON value), repeatable.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results/re_grid"),
+              show_default=True)
+@_apply(_eval_options)
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where run directories live (default OUT/runs); e.g. runs/re_grid keeps "
+              "checkpoints out of a committed results folder.")
+@click.option("--no-train", is_flag=True,
+              help="Only evaluate and summarise finished runs; leave unfinished ones alone.")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first failing run.")
+@click.option("--no-plots", is_flag=True)
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="torch.set_num_threads for training.")
+def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode, n_resamples,
+             confidence, bootstrap_seed, runs_dir, no_train, fail_fast, no_plots, threads):
+    """Train and evaluate encoder x selector x seed, resumably, into OUT.
+
+    Runs go seed-major (every combination with the first seed first). Finished runs (with
+    DONE) are skipped, interrupted ones resume from their checkpoint: rerun the same command to
+    continue. OUT/results.json and OUT/results.md are rewritten after every run, the PNG plots
+    at the end; OUT/timing.json records the time spent.
+    """
+    from relext.grid import GridConfig, run_grid
+
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    train_overrides = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected FIELD=VALUE, got {item!r}", param_hint="--set")
+        try:
+            train_overrides[key] = json.loads(value)
+        except json.JSONDecodeError:
+            train_overrides[key] = value
+    try:
+        config = GridConfig(encoders=encoders, selectors=selectors, seeds=seeds, epochs=epochs,
+                            train_overrides=train_overrides, threshold_mode=threshold_mode,
+                            n_resamples=n_resamples, confidence=confidence,
+                            bootstrap_seed=bootstrap_seed,
+                            runs_dir=str(runs_dir) if runs_dir else None)
+        summary = run_grid(config, out, keep_going=not fail_fast, plots=not no_plots,
+                           train=not no_train)
+    except (ValueError, TypeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    meta, t = summary["meta"], summary["timing"]
+    click.echo(f"{len(meta['runs_done'])}/{meta['n_runs']} runs done, "
+               f"{meta['runs_evaluated']} evaluated; training {t['train_seconds_total']:.0f} s, "
+               f"evaluation {t['eval_seconds_total']:.0f} s. Results in {out}/results.md")
+    for line in summary.get("findings", []):
+        click.echo(f"- {line}")
+    if meta["runs_failed"]:
+        for name, err in meta["runs_failed"].items():
+            click.echo(f"FAILED {name}: {err}", err=True)
+        raise SystemExit(1)
+
+
+@click.command(name="extract")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--split", default=None, help="Benchmark split to extract from (e.g. male_test).")
+@click.option("--text", "text_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help='New text: JSON lines of {"head", "tail", "gender"?, "tokens" or '
+              '"text", "head_span"?, "tail_span"?}; sentences are grouped into bags by (head, tail).')
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output triples.jsonl (default: RUN_DIR/triples/<split>.jsonl).")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True)
+@click.option("--rule", type=click.Choice(["argmax", "all"]), default="argmax", show_default=True,
+              help="argmax: top class per bag (NA dropped); all: every relation >= --min-score.")
+def extract_cmd(run_dir, split, text_file, out, min_score, rule):
+    """Extract (head, relation, tail) triples with scores from a trained run, as JSON lines."""
+    from relext.extract import extract_split, extract_text, write_triples
+
+    if (split is None) == (text_file is None):
+        raise click.UsageError("give exactly one of --split or --text")
+    try:
+        if split is not None:
+            triples = extract_split(run_dir, split, min_score=min_score, rule=rule)
+        else:
+            triples = extract_text(run_dir, text_file, min_score=min_score, rule=rule)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        raise click.ClickException(str(exc)) from None
+    out = out or run_dir / "triples" / f"{split or 'text'}.jsonl"
+    write_triples(triples, out)
+    click.echo(f"wrote {len(triples)} triples to {out}")
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to group."""
+    group.add_command(eval_cmd)
+    group.add_command(grid_cmd)
+    group.add_command(extract_cmd)

@@ -1,8 +1,76 @@
-"""Commands of `wgb re` (filled in by the issue that lands them)."""
+"""`wgb re train`: train a bag-level relation extractor into a run directory (package relext)."""
 from __future__ import annotations
 
+import json
+from dataclasses import fields
+from pathlib import Path
+
 import click
+
+_NAMES = ("cnn", "pcnn", "rnn", "birnn", "transformer")
+
+
+def _list(ctx, param, value):
+    if not value:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@click.command(name="train")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A TrainConfig JSON file; options given on the command line override it.")
+@click.option("--encoder", help=f"Sentence encoder: {', '.join(_NAMES)} [default: pcnn].")
+@click.option("--selector", help="Bag selector: attention, average, one [default: attention].")
+@click.option("--seed", type=int, help="Seeds python, numpy and torch [default: 0].")
+@click.option("--epochs", type=click.IntRange(min=1), help="Maximum epochs [default: 10].")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Bags per batch [default: 160].")
+@click.option("--optimizer", type=click.Choice(["sgd", "adam"]), help="[default: sgd]")
+@click.option("--lr", type=float, help="Learning rate [default: 0.1].")
+@click.option("--weight-decay", type=float, help="[default: 1e-5]")
+@click.option("--word-dim", type=click.IntRange(min=1), help="Word2Vec dimension (OpenNRE 50, the authors 100) [default: 50].")
+@click.option("--pos-dim", type=click.IntRange(min=1), help="[default: 5]")
+@click.option("--hidden", type=click.IntRange(min=1), help="Filters / hidden units [default: 230].")
+@click.option("--kernel", type=click.IntRange(min=1), help="CNN window [default: 3].")
+@click.option("--max-length", type=click.IntRange(min=2), help="Tokens per sentence [default: 120].")
+@click.option("--dropout", type=float, help="[default: 0.5]")
+@click.option("--patience", type=click.IntRange(min=0), help="Early stopping on validation; 0 = off [default: 3].")
+@click.option("--select-metric", type=click.Choice(["micro_f1", "pr_auc"]), help="Validation metric [default: micro_f1].")
+@click.option("--rnn-cell", type=click.Choice(["gru", "lstm"]), help="[default: gru]")
+@click.option("--unlocated", type=click.Choice(["start", "skip"]), help="Mentions not located in a sentence [default: start].")
+@click.option("--dataset", help="Benchmark folder (wgb data build, or a saved DatasetDict) [default: the embedded release].")
+@click.option("--dataset-transform", callback=_list, help="Comma-separated debiasers applied to the data before Word2Vec.")
+@click.option("--vectors-transform", callback=_list, help="Comma-separated debiasers applied to the word vectors.")
+@click.option("--threads", type=click.IntRange(min=1), help="torch threads [default: torch's choice].")
+@click.option("--cache-dir", help="Word2Vec cache [default: $WGB_CACHE/word2vec or ~/.cache/wgb/word2vec].")
+@click.option("--predict/--no-predict", default=True, show_default=True,
+              help="Write predictions/{validation,male_test,female_test}.jsonl after training.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: bool, **options):
+    """Train an OpenNRE-style extractor into RUN_DIR (resumes an unfinished run; a finished run,
+    marked DONE, is kept as it is).
+
+    Model selection and early stopping use the validation split only.
+    """
+    from relext.predict import write_predictions
+    from relext.train import TrainConfig, train
+
+    known = {f.name for f in fields(TrainConfig)}
+    overrides = {k: v for k, v in options.items() if v is not None and k in known}
+    try:
+        base = TrainConfig.from_json(config_file) if config_file else TrainConfig()
+        cfg = TrainConfig.from_json({**base.to_json(), **overrides}, source=str(config_file or "options"))
+        cfg.validate()
+        out = train(cfg, run_dir, progress=not quiet)
+        if predict:
+            write_predictions(out)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    metrics = json.loads((out / "metrics.json").read_text())
+    click.echo(f"{out}: best validation {metrics['select_metric']} {metrics['best_score']:.4f} "
+               f"at epoch {metrics['best_epoch']} of {metrics['epochs_run']}")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to group."""
+    group.add_command(train_cmd)

@@ -330,7 +330,8 @@ def read_facts(
                 pf.gender = pf.gender or g
             elif kind in IRI_FACTS:
                 if isinstance(obj, Literal) or obj.startswith("_:"):
-                    issues.add("object_not_a_resource", f"{name}:{lineno}", f"{kind} {str(obj)[:60]}")
+                    shown = obj.value if isinstance(obj, Literal) else obj
+                    issues.add("object_not_a_resource", f"{name}:{lineno}", f"{kind} {shown[:60]}")
                     continue
                 try:
                     tail = iri_to_title(obj)

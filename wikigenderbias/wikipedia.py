@@ -281,7 +281,7 @@ def _link_sub(m: re.Match) -> str:
     inner, trail = m.group(1), m.group(2)
     low = inner.lstrip().lower()
     if low.startswith(_DROP_NS) or _INTERWIKI.match(low):
-        return ""
+        return trail
     target, sep, anchor = inner.partition("|")
     if sep:
         text = anchor.split("|")[-1] if "|" in anchor else anchor
@@ -415,6 +415,7 @@ _TOKEN = re.compile(
     r"|[^\W_]+(?:[-–'’.,&/][^\W_]+)*"                    # words, 1908–1969, O'Neil, 3.5, 1,000
     r"|\S"
 )
+_CLITIC = re.compile(r"^(.+?)(['’][sS]|[nN]['’]t)$")
 _NUM_COMMA = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 
 
@@ -443,9 +444,16 @@ def split_sentences(paragraph: str) -> list[str]:
 def tokenize(sentence: str) -> list[str]:
     """Tokens of a plain-text sentence: words (hyphens, en dashes, apostrophes and decimal points
     inside), initials and a few title abbreviations with their period, single punctuation marks.
-    A comma inside a word is kept only in numbers ("1,000"): "Piqua,Kansas" -> 3 tokens."""
+    A comma inside a word is kept only in numbers ("1,000"): "Piqua,Kansas" -> 3 tokens.
+    Possessive 's and n't are split off, as in the released benchmark."""
     out: list[str] = []
     for tok in _TOKEN.findall(sentence):
+        m = _CLITIC.match(tok) if ("'" in tok or "’" in tok) else None
+        if m is not None:  # Lovelace's -> Lovelace 's ; didn't -> did n't (as in the release)
+            tok = m.group(1)
+            clitic = m.group(2)
+        else:
+            clitic = None
         if "," in tok and not _NUM_COMMA.match(tok):
             parts = tok.split(",")
             for i, part in enumerate(parts):
@@ -455,6 +463,8 @@ def tokenize(sentence: str) -> list[str]:
                     out.append(part)
         else:
             out.append(tok)
+        if clitic:
+            out.append(clitic)
     return out
 
 

@@ -1,0 +1,143 @@
+"""Convergence benchmark: every registered model trained on FB13 until validation MRR stops
+improving (or a per-model time budget runs out), then filtered MRR and Hits@1/3/10 on the full
+FB13 test set (both sides) and the wall time it took.
+
+Each model trains into ``--runs-dir/<model>`` (checkpointed: rerunning resumes, finished models
+are skipped), so the benchmark can be split over processes (``--models transe,transh``) and the
+tables rebuilt from finished runs with ``--aggregate-only``.
+
+Usage: python benchmarks/kge_convergence.py [--models all] [--budget-minutes 12] [--threads 1]
+The thesis (Bourli 2021) reports Hits@10 0.78 for TransE on FB13 after 600 epochs with OpenKE.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+
+# Per-model settings (one place; every run records its full config).
+SETTINGS = {
+    "transe": dict(loss="margin", margin=1.0, negatives=1, lr=0.01, model_kwargs={"p_norm": 2}),
+    "transh": dict(loss="margin", margin=1.0, negatives=1, lr=0.01, model_kwargs={"p_norm": 2}),
+    "distmult": dict(loss="softplus", negatives=1, lr=0.01, regularization=1e-5),
+    "complex": dict(loss="softplus", negatives=1, lr=0.01, regularization=1e-5),
+    "rotate": dict(loss="margin", margin=1.0, negatives=1, lr=0.01),
+}
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_model(name: str, args, graph) -> dict:
+    from kge.train import TrainConfig, train
+
+    cfg = TrainConfig(model=name, dim=args.dim, epochs=args.max_epochs, batch_size=args.batch_size,
+                      sampler="bernoulli", seed=args.seed, eval_every=args.eval_every, patience=args.patience,
+                      valid_max_triples=args.valid_max_triples, checkpoint_every=1, num_threads=args.threads,
+                      max_train_seconds=args.budget_minutes * 60, **SETTINGS[name])
+    load0 = [round(x, 2) for x in os.getloadavg()]
+    t0 = time.perf_counter()
+    res = train(graph, cfg, Path(args.runs_dir) / name, progress=False)
+    rec = {"model": name, "config": res.config, "epochs_run": res.epochs_run, "best_epoch": res.best_epoch,
+           "best_valid_mrr_subset": res.best_valid_mrr, "stop_reason": res.stop_reason,
+           "train_seconds": res.train_seconds,
+           "validation_seconds": sum(h.get("valid_seconds", 0.0) for h in res.history),
+           "triples_per_second": res.triples_per_second, "test": res.test,
+           "wall_seconds_this_call": time.perf_counter() - t0, "resumed_from_epoch": res.resumed_from_epoch,
+           "load_before": load0, "load_after": [round(x, 2) for x in os.getloadavg()],
+           "valid_curve": [(h["epoch"], h["valid"]["mrr"]) for h in res.history if "valid" in h]}
+    _write(Path(args.runs_dir) / name / "convergence.json", json.dumps(rec, indent=2))
+    return rec
+
+
+def aggregate(args) -> dict:
+    from kge.embeddings import package_version
+
+    recs = []
+    for name in SETTINGS:
+        p = Path(args.runs_dir) / name / "convergence.json"
+        if p.exists():
+            recs.append(json.loads(p.read_text(encoding="utf-8")))
+    out = {"benchmark": "kge_convergence", "graph": "fb13", "version": package_version(), "torch": torch.__version__,
+           "threads": args.threads, "cpu_count": os.cpu_count(), "written": time.strftime("%Y-%m-%d %H:%M:%S"),
+           "protocol": {"max_epochs": args.max_epochs, "eval_every": args.eval_every, "patience": args.patience,
+                        "valid_max_triples": args.valid_max_triples, "budget_minutes": args.budget_minutes,
+                        "batch_size": args.batch_size, "dim": args.dim, "seed": args.seed, "sampler": "bernoulli"},
+           "missing": [m for m in SETTINGS if m not in {r["model"] for r in recs}], "models": recs,
+           "reference": "Bourli 2021: TransE on FB13, OpenKE, 600 epochs: Hits@10 0.78"}
+    res_dir = Path(args.out)
+    res_dir.mkdir(parents=True, exist_ok=True)
+    _write(res_dir / "kge_convergence.json", json.dumps(out, indent=2))
+    _write(res_dir / "kge_convergence.md", markdown(out))
+    return out
+
+
+def markdown(out: dict) -> str:
+    p = out["protocol"]
+    lines = ["# KGE convergence on FB13 (filtered, full test set, head + tail)", "",
+             f"Protocol: dim {p['dim']}, batch {p['batch_size']}, Bernoulli negatives, Adam; validation filtered MRR "
+             f"on a seeded {p['valid_max_triples']}-triple subset every {p['eval_every']} epochs, early stopping with "
+             f"patience {p['patience']}, at most {p['max_epochs']} epochs or {p['budget_minutes']} minutes of training "
+             f"per model (the best validated epoch is kept); {out['threads']} thread(s), torch {out['torch']}. "
+             f"The machine was shared with other jobs (load averages in the JSON). Written {out['written']}.", "",
+             "| model | loss | negatives | epochs | stopped by | best epoch | MRR | Hits@1 | Hits@3 | Hits@10 | "
+             "train time (s) | triples/s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in out["models"]:
+        t, c = r["test"] or {}, r["config"]
+        lines.append(f"| {r['model']} | {c['loss']} | {c['negatives']} | {r['epochs_run']} | {r['stop_reason']} | "
+                     f"{r['best_epoch']} | {t.get('mrr', float('nan')):.4f} | {t.get('hits_at_1', float('nan')):.4f} | "
+                     f"{t.get('hits_at_3', float('nan')):.4f} | {t.get('hits_at_10', float('nan')):.4f} | "
+                     f"{r['train_seconds']:.0f} | {r['triples_per_second']:,.0f} |")
+    if out["missing"]:
+        lines += ["", f"Not run (no finished run in the runs dir): {', '.join(out['missing'])}."]
+    lines += ["", f"Reference: {out['reference']}.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="all")
+    ap.add_argument("--dim", type=int, default=100)
+    ap.add_argument("--batch-size", type=int, default=4096)
+    ap.add_argument("--max-epochs", type=int, default=300)
+    ap.add_argument("--eval-every", type=int, default=5)
+    ap.add_argument("--patience", type=int, default=3)
+    ap.add_argument("--valid-max-triples", type=int, default=2000)
+    ap.add_argument("--budget-minutes", type=float, default=12.0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--runs-dir", default="runs/kge_convergence")
+    ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--aggregate-only", action="store_true")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if not args.aggregate_only:
+        from kge.graph import load_fb13
+
+        graph = load_fb13()
+        models = list(SETTINGS) if args.models == "all" else args.models.split(",")
+        for m in models:
+            if m not in SETTINGS:
+                ap.error(f"unknown model {m!r}; expected some of {list(SETTINGS)}")
+        for m in models:
+            print(f"== {m}", flush=True)
+            rec = run_model(m, args, graph)
+            print(json.dumps({k: rec[k] for k in ("model", "epochs_run", "stop_reason", "train_seconds", "test")}),
+                  flush=True)
+    out = aggregate(args)
+    print(markdown(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

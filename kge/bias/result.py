@@ -1,0 +1,177 @@
+"""Typed results shared by every bias measure.
+
+A measure returns one :class:`BiasResult`: its rows (the flat records of DESIGN.md,
+``{measure, model, sensitive_relation, a, b, target_relation, item, score, count_a, count_b}``
+plus an ``extra`` dict for measure-specific numbers), a ``summary`` dict (aggregates, chosen
+thresholds, curves for plots) and the provenance needed to reproduce it (config, seed, version).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Iterable
+
+ROW_FIELDS = ("measure", "model", "sensitive_relation", "a", "b", "target_relation", "item", "score",
+              "count_a", "count_b")
+
+
+def package_version() -> str:
+    try:
+        return version("wgb")
+    except PackageNotFoundError:  # running from a source tree
+        return "0.0.0+local"
+
+
+@dataclass
+class BiasSpec:
+    """What to measure: attribute values ``a`` vs ``b`` of ``sensitive_relation`` w.r.t. the tails
+    of ``target_relation``. ``b=None`` compares ``a`` with the mean of all other values."""
+
+    sensitive_relation: str
+    a: str | None = None
+    b: str | None = None
+    target_relation: str = "profession"
+
+    def b_label(self) -> str:
+        return self.b if self.b is not None else "<rest>"
+
+
+@dataclass
+class BiasRow:
+    measure: str
+    model: str
+    sensitive_relation: str
+    a: str | None
+    b: str | None
+    target_relation: str
+    item: str
+    score: float
+    count_a: int | None = None
+    count_b: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["score"] = _clean(d["score"])
+        d["extra"] = {k: _clean(v) for k, v in d["extra"].items()}
+        return d
+
+
+def _clean(v: Any) -> Any:
+    """JSON-safe numbers (NaN/inf become None, numpy scalars become Python)."""
+    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
+        try:
+            v = v.item()
+        except (ValueError, AttributeError):
+            pass
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+@dataclass
+class BiasResult:
+    measure: str
+    model: str
+    spec: BiasSpec
+    rows: list[BiasRow]
+    summary: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    seed: int = 0
+    version: str = field(default_factory=package_version)
+    seconds: float = 0.0
+    created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
+
+    def to_dict(self) -> dict:
+        return {
+            "measure": self.measure, "model": self.model, "spec": asdict(self.spec),
+            "rows": [r.to_dict() for r in self.rows], "summary": _clean(self.summary),
+            "config": _clean(self.config), "seed": self.seed, "version": self.version,
+            "seconds": self.seconds, "created": self.created,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BiasResult":
+        return cls(measure=d["measure"], model=d.get("model", ""), spec=BiasSpec(**d["spec"]),
+                   rows=[BiasRow(**r) for r in d.get("rows", [])], summary=d.get("summary", {}),
+                   config=d.get("config", {}), seed=d.get("seed", 0),
+                   version=d.get("version", ""), seconds=d.get("seconds", 0.0),
+                   created=d.get("created", ""))
+
+    def top(self, k: int = 20, *, lowest: bool = False, min_count: int = 0) -> list[BiasRow]:
+        """The ``k`` rows with the highest (``lowest=True``: lowest) score, keeping items observed
+        at least ``min_count`` times in total (``count_a + count_b``; Fisher et al. use 20)."""
+        rows = [r for r in self.rows if r.score is not None and not _isnan(r.score)
+                and ((r.count_a or 0) + (r.count_b or 0)) >= min_count]
+        rows.sort(key=lambda r: r.score, reverse=not lowest)
+        return rows[:k]
+
+
+def _isnan(x: Any) -> bool:
+    return isinstance(x, float) and math.isnan(x)
+
+
+# -- files ---------------------------------------------------------------------------------------
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_results(results: Iterable[BiasResult], path: str | os.PathLike) -> None:
+    """Write a bias report: ``{"version", "results": [...], "rows": [...]}`` where ``rows`` is the
+    flat list of DESIGN.md records over all results (the same rows, repeated for easy loading)."""
+    results = list(results)
+    doc = {"format": "wgb-kge-bias/1", "version": package_version(),
+           "results": [r.to_dict() for r in results],
+           "rows": [row.to_dict() for r in results for row in r.rows]}
+    atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
+
+
+def load_results(path: str | os.PathLike) -> list[BiasResult]:
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}): {e.msg}") from e
+    if isinstance(doc, list):  # a bare list of rows
+        return _results_from_rows(doc, path)
+    if not isinstance(doc, dict) or "results" not in doc:
+        raise ValueError(f"{path}: expected a bias report with a 'results' field or a list of rows")
+    out = []
+    for i, d in enumerate(doc["results"]):
+        try:
+            out.append(BiasResult.from_dict(d))
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{path}: results[{i}] is malformed: {e}") from e
+    return out
+
+
+def _results_from_rows(rows: list, path: Path) -> list[BiasResult]:
+    groups: dict[tuple, list[BiasRow]] = {}
+    for i, r in enumerate(rows):
+        missing = [f for f in ROW_FIELDS if f not in r]
+        if missing:
+            raise ValueError(f"{path}: row {i} lacks field(s) {missing}")
+        key = (r["measure"], r["model"], r["sensitive_relation"], r["a"], r["b"], r["target_relation"])
+        groups.setdefault(key, []).append(BiasRow(**{k: r[k] for k in ROW_FIELDS}, extra=r.get("extra", {})))
+    return [BiasResult(measure=k[0], model=k[1], spec=BiasSpec(k[2], k[3], k[4], k[5]), rows=v)
+            for k, v in groups.items()]

@@ -1,0 +1,145 @@
+"""Embedding dirs: a trained model as plain numpy files any tool can read.
+
+Layout::
+
+    config.json      model name, dims, hyper-parameters, seed, package version, graph fingerprint,
+                     and the file of every tensor
+    entities.npy     entity vectors [num_entities, entity_dim] (complex models: [real | imag])
+    relations.npy    relation parameters [num_relations, relation_dim]
+    <param>.npy      further per-relation tensors (e.g. TransH's ``normal.npy``)
+    entities.tsv     entity names, one per line, line order = id (when the graph was given)
+    relations.tsv    relation names
+
+:func:`load_model` rebuilds the :class:`~kge.models.base.KGEModel` and, given the graph, checks
+that the shapes (and the names' fingerprint) match it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from kge.graph import KnowledgeGraph
+from kge.models import KGEModel, model_class
+
+FORMAT_VERSION = 1
+__all__ = ["save_model", "load_model", "read_config", "load_arrays", "package_version", "EmbeddingShapeError"]
+
+
+class EmbeddingShapeError(ValueError):
+    """Embeddings whose shape does not match the graph or their own config."""
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("wgb")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0+unknown"
+
+
+def _atomic_write_bytes(path: Path, write) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        write(f)
+    os.replace(tmp, path)
+
+
+def _tensor_files(model: KGEModel) -> dict[str, str]:
+    files = {}
+    for name, _ in model.named_parameters():
+        module = name.rsplit(".", 1)[0]
+        files[name] = {"entity": "entities.npy", "relation": "relations.npy"}.get(module, f"{module}.npy")
+    return files
+
+
+def save_model(model: KGEModel, path: str | os.PathLike, graph: KnowledgeGraph | None = None,
+               extra: dict | None = None) -> Path:
+    """Write ``model`` as an embedding dir (``extra`` goes into config.json, e.g. seed, training config)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    files = _tensor_files(model)
+    params = dict(model.named_parameters())
+    for pname, fname in files.items():
+        arr = params[pname].detach().cpu().numpy()
+        _atomic_write_bytes(path / fname, lambda f, a=arr: np.save(f, a))
+    cfg = {
+        "format_version": FORMAT_VERSION,
+        "model": model.name,
+        "num_entities": model.num_entities,
+        "num_relations": model.num_relations,
+        "dim": model.dim,
+        "entity_dim": model.entity_dim,
+        "relation_dim": model.relation_dim,
+        "hparams": model.hparams() if hasattr(model, "hparams") else {},
+        "tensors": {k: {"file": v, "shape": list(params[k].shape)} for k, v in files.items()},
+        "version": package_version(),
+        "graph": graph.fingerprint() if graph is not None else None,
+        "graph_name": graph.name if graph is not None else None,
+    }
+    cfg.update(extra or {})
+    if graph is not None:
+        for fname, names in (("entities.tsv", graph.entities), ("relations.tsv", graph.relations)):
+            text = "".join(n + "\n" for n in names).encode("utf-8")
+            _atomic_write_bytes(path / fname, lambda f, t=text: f.write(t))
+    text = json.dumps(cfg, indent=2).encode("utf-8")
+    _atomic_write_bytes(path / "config.json", lambda f: f.write(text))
+    return path
+
+
+def read_config(path: str | os.PathLike) -> dict:
+    p = Path(path) / "config.json"
+    if not p.exists():
+        raise FileNotFoundError(f"{path}: not an embedding dir (config.json missing)")
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{p}:{e.lineno}: malformed JSON ({e.msg})") from None
+
+
+def load_arrays(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, dict]:
+    """``(entities [E, d], relations [R, d_r], config)`` without building a model."""
+    path = Path(path)
+    cfg = read_config(path)
+    return np.load(path / "entities.npy"), np.load(path / "relations.npy"), cfg
+
+
+def _check_graph(cfg: dict, graph: KnowledgeGraph, path: Path) -> None:
+    if cfg["num_entities"] != graph.num_entities or cfg["num_relations"] != graph.num_relations:
+        raise EmbeddingShapeError(
+            f"{path}: embeddings are for {cfg['num_entities']} entities / {cfg['num_relations']} relations but "
+            f"graph {graph.name!r} has {graph.num_entities} / {graph.num_relations}")
+    fp = cfg.get("graph") or {}
+    if fp.get("names_sha256") and fp["names_sha256"] != graph.fingerprint()["names_sha256"]:
+        raise EmbeddingShapeError(
+            f"{path}: embeddings were trained on a graph with other entity/relation names "
+            f"({cfg.get('graph_name')!r}, names hash {fp['names_sha256']}) than graph {graph.name!r} "
+            f"(names hash {graph.fingerprint()['names_sha256']}); ids would not line up")
+
+
+def load_model(path: str | os.PathLike, graph: KnowledgeGraph | None = None) -> KGEModel:
+    """Rebuild the model saved in an embedding dir; with ``graph``, check it matches."""
+    path = Path(path)
+    cfg = read_config(path)
+    if graph is not None:
+        _check_graph(cfg, graph, path)
+    model = model_class(cfg["model"])(cfg["num_entities"], cfg["num_relations"], cfg["dim"], **cfg.get("hparams", {}))
+    params = dict(model.named_parameters())
+    tensors = cfg.get("tensors") or {n: {"file": f} for n, f in _tensor_files(model).items()}
+    with torch.no_grad():
+        for pname, p in params.items():
+            if pname not in tensors:
+                raise EmbeddingShapeError(f"{path}/config.json: no tensor listed for parameter {pname!r}")
+            fpath = path / tensors[pname]["file"]
+            if not fpath.exists():
+                raise FileNotFoundError(f"{fpath}: missing (listed in {path}/config.json)")
+            arr = np.load(fpath)
+            if tuple(arr.shape) != tuple(p.shape):
+                raise EmbeddingShapeError(f"{fpath}: shape {tuple(arr.shape)} but model {cfg['model']} with "
+                                          f"config {path}/config.json expects {tuple(p.shape)}")
+            p.copy_(torch.from_numpy(arr))
+    model.eval()
+    return model

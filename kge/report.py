@@ -1,0 +1,258 @@
+"""Render bias results (``kge.bias.result``) as markdown + HTML tables and PNG plots.
+
+``write_report(results, out_dir)`` writes ``report.md``, ``report.html``, ``plots/*.png`` and a
+``DONE`` marker last; every file goes through a temp file + rename.
+"""
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+from pathlib import Path
+from typing import Iterable
+
+from kge.bias.keidar import keidar_table
+from kge.bias.result import BiasResult, BiasRow, atomic_write_text
+
+ITEM_MEASURES = {"data", "fisher", "bourli_projection", "keidar_tlb", "du_group", "du_individual",
+                 "du_individual_vanilla"}
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", s).strip("_")[:80]
+
+
+def _title(r: BiasResult) -> str:
+    s = r.spec
+    vs = f"{s.a} vs {s.b_label()}" if s.a else "all values"
+    return f"{r.measure} · {r.model} · {s.sensitive_relation}: {vs} → {s.target_relation}"
+
+
+class _Doc:
+    """Builds markdown and HTML side by side."""
+
+    def __init__(self) -> None:
+        self.md: list[str] = []
+        self.html: list[str] = []
+
+    def heading(self, text: str, level: int = 2) -> None:
+        self.md.append(f"{'#' * level} {text}\n")
+        self.html.append(f"<h{level}>{html.escape(text)}</h{level}>")
+
+    def para(self, text: str) -> None:
+        self.md.append(text + "\n")
+        self.html.append(f"<p>{html.escape(text)}</p>")
+
+    def table(self, header: list[str], rows: list[list]) -> None:
+        if not rows:
+            self.para("(no rows)")
+            return
+        self.md.append("| " + " | ".join(header) + " |")
+        self.md.append("|" + "---|" * len(header))
+        for r in rows:
+            self.md.append("| " + " | ".join(_fmt(c).replace("|", "\\|") for c in r) + " |")
+        self.md.append("")
+        h = "".join(f"<th>{html.escape(c)}</th>" for c in header)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows)
+        self.html.append(f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>")
+
+    def image(self, rel: str, alt: str) -> None:
+        self.md.append(f"![{alt}]({rel})\n")
+        self.html.append(f'<img src="{html.escape(rel)}" alt="{html.escape(alt)}">')
+
+
+def _save_fig(fig, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _bar_top(r: BiasResult, k: int, min_count: int, path: Path) -> bool:
+    rows_a = [x for x in r.top(k, min_count=min_count) if x.item != "*"]
+    rows_b = [x for x in r.top(k, lowest=True, min_count=min_count) if x.item != "*"]
+    rows = rows_a[:k] + [x for x in reversed(rows_b[:k]) if x not in rows_a]
+    if not rows:
+        return False
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 0.28 * len(rows) + 1.2))
+    ys = range(len(rows))
+    ax.barh(list(ys), [x.score for x in rows], color=["tab:blue" if x.score > 0 else "tab:orange" for x in rows])
+    ax.set_yticks(list(ys))
+    ax.set_yticklabels([x.item for x in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.axvline(0, color="k", lw=0.5)
+    ax.set_xlabel(f"score (+ = {r.spec.a}, - = {r.spec.b_label()})")
+    ax.set_title(_title(r), fontsize=8)
+    _save_fig(fig, path)
+    return True
+
+
+def _section_items(doc: _Doc, r: BiasResult, k: int, min_count: int, plots: Path, idx: int) -> None:
+    rows = [x for x in r.rows if x.item != "*"]
+    agg = [x for x in r.rows if x.item == "*"]
+    if agg:
+        doc.para(f"Aggregate score: {_fmt(agg[0].score)}")
+    header = ["item", "score", f"C_{r.spec.a}", f"C_{r.spec.b_label()}"]
+    extra_keys = [k_ for k_ in ("orientation", "data_phi", "label", "data_label") if rows and k_ in rows[0].extra]
+    header += extra_keys
+
+    def line(x: BiasRow):
+        return [x.item, x.score, x.count_a, x.count_b] + [x.extra.get(k_) for k_ in extra_keys]
+
+    doc.heading(f"Top {k} towards {r.spec.a}", 4)
+    doc.table(header, [line(x) for x in r.top(k, min_count=min_count) if x.item != "*"])
+    doc.heading(f"Top {k} towards {r.spec.b_label()}", 4)
+    doc.table(header, [line(x) for x in r.top(k, lowest=True, min_count=min_count) if x.item != "*"])
+    name = f"{idx:02d}_{_slug(r.measure + '_' + r.model + '_' + r.spec.sensitive_relation)}.png"
+    if _bar_top(r, min(k, 15), min_count, plots / name):
+        doc.image(f"plots/{name}", _title(r))
+
+
+def _section_data_curve(doc: _Doc, r: BiasResult, plots: Path, idx: int) -> None:
+    curve = r.summary.get("neutral_curve")
+    s = r.summary
+    doc.para(f"Persons: {s.get('persons_a')} {r.spec.a} / {s.get('persons_b')} {r.spec.b_label()}; items "
+             f"{s.get('items_a')} {r.spec.a}-biased, {s.get('items_b')} {r.spec.b_label()}-biased, "
+             f"{s.get('items_neutral')} neutral at t = {_fmt(s.get('t'))} ({s.get('definition')}).")
+    if not curve:
+        return
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.semilogx(curve["t"], curve["neutral"], marker=".")
+    ax.axvline(s["t"], color="r", ls="--", label=f"t = {s['t']:.3g}")
+    ax.set_xlabel("neutral band t")
+    ax.set_ylabel("neutral items")
+    ax.legend()
+    ax.set_title(_title(r), fontsize=8)
+    name = f"{idx:02d}_neutral_{_slug(r.spec.sensitive_relation)}.png"
+    _save_fig(fig, plots / name)
+    doc.image(f"plots/{name}", "neutral-count curve")
+
+
+def _section_generic(doc: _Doc, r: BiasResult, plots: Path, idx: int) -> None:
+    rows = r.rows
+    keys: list[str] = []
+    for x in rows:
+        for k_ in x.extra:
+            if k_ not in keys and not isinstance(x.extra[k_], (list, dict)):
+                keys.append(k_)
+    keys = keys[:16]
+    doc.table(["item", "score", f"C_{r.spec.a}", f"C_{r.spec.b_label()}"] + keys,
+              [[x.item, x.score, x.count_a, x.count_b] + [x.extra.get(k_) for k_ in keys] for x in rows[:60]])
+    plt = _plt()
+    name = f"{idx:02d}_{_slug(r.measure + '_' + r.model + '_' + r.spec.sensitive_relation)}.png"
+    if r.measure == "bourli_debias" and rows:
+        fig, ax = plt.subplots(figsize=(5, 3))
+        lams = [x.extra.get("lambda") for x in rows]
+        ax.plot(lams, [x.score for x in rows], marker="o", label=f"Hits@{r.summary.get('hits_k')}")
+        for key in ("projection_a", "projection_b", "projection_neutral"):
+            ys = [x.extra.get(key) for x in rows]
+            if all(y is not None for y in ys):
+                ax.plot(lams, ys, marker=".", ls="--", label=key)
+        ax.set_xlabel("lambda")
+        ax.legend(fontsize=7)
+        ax.set_title(_title(r), fontsize=8)
+        _save_fig(fig, plots / name)
+        doc.image(f"plots/{name}", "debias")
+    elif r.measure == "bourli_clustering" and rows:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.bar([x.item for x in rows], [x.score for x in rows],
+               color=["tab:blue" if x.score > 0 else "tab:orange" for x in rows])
+        ax.set_ylabel(f"share of {r.spec.a} - overall share")
+        ax.tick_params(axis="x", rotation=90, labelsize=6)
+        ax.set_title(_title(r), fontsize=8)
+        _save_fig(fig, plots / name)
+        doc.image(f"plots/{name}", "clusters")
+    elif r.measure == "bourli_topk" and rows:
+        ks = sorted({x.extra.get("K") for x in rows})
+        k0 = ks[0]
+        sel = sorted([x for x in rows if x.extra.get("K") == k0], key=lambda x: -abs(x.extra.get("data_phi") or 0))[:12]
+        fig, ax = plt.subplots(figsize=(7, 3))
+        xs = range(len(sel))
+        ax.bar([i - 0.2 for i in xs], [x.extra["predicted_a"] for x in sel], width=0.4, label=f"predicted {r.spec.a}")
+        ax.bar([i + 0.2 for i in xs], [x.extra["expected_a"] for x in sel], width=0.4, label=f"expected {r.spec.a}")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([x.item for x in sel], rotation=90, fontsize=6)
+        ax.set_ylabel(f"{r.spec.a} persons in top-{k0}")
+        ax.legend(fontsize=7)
+        ax.set_title(_title(r), fontsize=8)
+        _save_fig(fig, plots / name)
+        doc.image(f"plots/{name}", "top-K")
+
+
+def _summary_table(doc: _Doc, r: BiasResult) -> None:
+    flat = [[k, v] for k, v in r.summary.items() if not isinstance(v, (dict, list))]
+    nested = {k: v for k, v in r.summary.items() if isinstance(v, dict) and k in ("amplification_pct", "hits_cost",
+                                                                                  "classifier")}
+    for k, v in nested.items():
+        for k2, v2 in v.items():
+            flat.append([f"{k}.{k2}", v2 if not isinstance(v2, (dict, list)) else str(v2)])
+    if flat:
+        doc.table(["summary", "value"], flat)
+
+
+def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: int = 20, min_count: int = 0,
+           title: str = "Knowledge graph embedding bias report") -> dict[str, Path]:
+    results = list(results)
+    out = Path(out_dir)
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    done = out / "DONE"
+    if done.exists():
+        done.unlink()
+    doc = _Doc()
+    doc.heading(title, 1)
+    doc.para(f"{len(results)} result(s); top-{top} tables keep items with C_a + C_b >= {min_count}.")
+    table = keidar_table(results)
+    if len(table):
+        doc.heading("Bias scores per relation x model (Keidar et al.)", 2)
+        cols = [f"{m} / {mod}" for m, mod in table.columns]
+        doc.table(["relation"] + cols, [[idx] + [table.loc[idx, c] for c in table.columns] for idx in table.index])
+    for i, r in enumerate(results):
+        doc.heading(_title(r), 2)
+        doc.para(f"seed {r.seed} · version {r.version} · {r.seconds:.2f} s · config {r.config}")
+        _summary_table(doc, r)
+        if r.measure == "data":
+            _section_data_curve(doc, r, plots, i)
+        if r.measure in ITEM_MEASURES:
+            _section_items(doc, r, top, min_count, plots, i)
+        elif r.measure not in ("keidar_dpd", "keidar_ppd"):
+            _section_generic(doc, r, plots, i)
+        else:
+            doc.table(["value", "score"], [[x.item, x.score] for x in r.rows])
+    md = "\n".join(doc.md)
+    page = ("<!doctype html><html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title><style>"
+            "body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;margin:8px 0}"
+            "td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}img{max-width:100%}</style></head><body>"
+            + "\n".join(doc.html) + "</body></html>")
+    atomic_write_text(out / "report.md", md)
+    atomic_write_text(out / "report.html", page)
+    atomic_write_text(done, "ok\n")
+    return {"markdown": out / "report.md", "html": out / "report.html", "plots": plots}
+
+
+write_report = render

@@ -1,0 +1,67 @@
+"""Negative sampling: corrupt the head or the tail of each positive with a random entity.
+
+- ``uniform``: head or tail with probability 1/2 each.
+- ``bernoulli`` (Wang et al. 2014): corrupt the head with probability ``tph / (tph + hpt)`` of
+  the triple's relation (tails per head, heads per tail), so 1-to-N relations lose fewer true
+  triples to false negatives.
+
+Samplers are vectorised and draw from a ``torch.Generator`` (its state goes into checkpoints, so
+resumed runs draw the same negatives).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+__all__ = ["NegativeSampler", "SAMPLERS", "get_sampler", "bernoulli_head_probs"]
+
+
+def bernoulli_head_probs(train: np.ndarray, num_relations: int) -> np.ndarray:
+    """Per relation: probability of corrupting the head, ``tph / (tph + hpt)``."""
+    train = np.asarray(train, dtype=np.int64).reshape(-1, 3)
+    probs = np.full(num_relations, 0.5)
+    for r in range(num_relations):
+        tr = train[train[:, 1] == r]
+        if len(tr) == 0:
+            continue
+        tph = len(tr) / len(np.unique(tr[:, 0]))  # tails per head
+        hpt = len(tr) / len(np.unique(tr[:, 2]))  # heads per tail
+        probs[r] = tph / (tph + hpt)
+    return probs
+
+
+class NegativeSampler:
+    """``sample(batch [B, 3], k) -> (neg_heads [B, k], neg_tails [B, k])``."""
+
+    kind = "uniform"
+
+    def __init__(self, num_entities: int, num_relations: int, train: np.ndarray | None = None) -> None:
+        self.num_entities = num_entities
+        self.head_prob = torch.full((num_relations,), 0.5)
+
+    def sample(self, batch: torch.Tensor, k: int, generator: torch.Generator | None = None):
+        b = batch.shape[0]
+        rand = torch.randint(self.num_entities, (b, k), generator=generator)
+        corrupt_head = torch.rand((b, k), generator=generator) < self.head_prob[batch[:, 1]][:, None]
+        h = batch[:, 0:1].expand(b, k)
+        t = batch[:, 2:3].expand(b, k)
+        return torch.where(corrupt_head, rand, h), torch.where(corrupt_head, t, rand)
+
+
+class BernoulliSampler(NegativeSampler):
+    kind = "bernoulli"
+
+    def __init__(self, num_entities: int, num_relations: int, train: np.ndarray | None = None) -> None:
+        super().__init__(num_entities, num_relations)
+        if train is None:
+            raise ValueError("the bernoulli sampler needs the training triples")
+        self.head_prob = torch.from_numpy(bernoulli_head_probs(train, num_relations)).float()
+
+
+SAMPLERS = {"uniform": NegativeSampler, "bernoulli": BernoulliSampler}
+
+
+def get_sampler(name: str, num_entities: int, num_relations: int, train: np.ndarray | None = None) -> NegativeSampler:
+    if name not in SAMPLERS:
+        raise ValueError(f"unknown sampler {name!r}; expected one of {sorted(SAMPLERS)}")
+    return SAMPLERS[name](num_entities, num_relations, train)

@@ -1,0 +1,431 @@
+"""The debiasing study of Gaut et al. 2020: PCNN+attention under every combination of
+name anonymization, CDA and hard-debiased Word2Vec, over several seeds.
+
+Each variant is an ordinary training run whose config names its debiasers
+(``dataset_transform=["anonymize+cda"]``, ``vectors_transform=["hard_debias"]``), so Word2Vec is
+retrained on each variant's own corpus (as the paper did), prediction applies the same dataset
+transform to the test sets (anonymization), and every run directory says what it was.
+
+The study runs on :func:`relext.grid.run_grid` (one "encoder" slot per debiasing variant), so it
+resumes like any grid: finished runs (``DONE``) are skipped, unfinished ones resume from their
+checkpoint, evaluations are reused. Layout of ``OUT``::
+
+    OUT/study.json                 the study config
+    OUT/variants.json              what each variant's debiasers are (describe(): NER model, lists)
+    OUT/runs/<variant>-<selector>-seed<k>/   run directories (relext.train + relext.evaluate)
+    OUT/results.json, results.md   per variant: F1 gap and EO gap per relation (seed mean and
+                                   t-interval; entity-bootstrap intervals per run), F1 per gender,
+                                   comparison with the paper's claims
+    OUT/gaps_<rule>.png, OUT/f1_by_gender_<rule>.png   the paper's two figures, per decision rule
+    OUT/timing.json                seconds per run and per invocation
+    OUT/DONE                       written last, once every run is evaluated
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from relext.debias import STUDY_VARIANTS, canonical_name, get_debiaser
+
+DATASET_PARTS = ("anonymize", "cda")
+VECTOR_PARTS = ("hard_debias",)
+SINGLE = ("anonymize", "cda", "hard_debias")
+
+#: ``--quick``: one seed, one epoch on 1,000 of the 4,118 training articles (validation and
+#: test sets whole), fewer bootstrap resamples -- a check that every variant runs end to end
+#: and a first look at the numbers, not the study (target: under 15 minutes on 2 free cores).
+QUICK: dict[str, Any] = {"seeds": [0], "epochs": 1, "n_resamples": 200, "train_articles": 1000,
+                         "train_overrides": {"patience": 0}}
+
+
+@dataclass
+class DebiasStudyConfig:
+    variants: list[str] = field(default_factory=lambda: list(STUDY_VARIANTS))
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
+    encoder: str = "pcnn"
+    selector: str = "attention"
+    epochs: int | None = None
+    #: extra TrainConfig fields for every run (e.g. {"threads": 2, "dataset": "path"})
+    train_overrides: dict = field(default_factory=dict)
+    threshold_mode: str = "global"
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    bootstrap_seed: int = 0
+    #: train on this many training articles only (a seeded sample; None = all)
+    train_articles: int | None = None
+    subsample_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.train_articles is not None and self.train_articles < 1:
+            raise ValueError(f"train_articles must be >= 1, got {self.train_articles}")
+        if not self.variants:
+            raise ValueError("the study needs at least one variant")
+        canon = [canonical_name(v) for v in self.variants]
+        dup = sorted({v for v in canon if canon.count(v) > 1})
+        if dup:
+            raise ValueError(f"variants name the same combination twice: {dup}")
+        self.variants = canon
+        for bad in ("encoder", "selector", "seed", "dataset_transform", "vectors_transform"):
+            if bad in self.train_overrides:
+                raise ValueError(f"train_overrides may not set {bad!r}; the study sets it per run")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def grid_config(self):
+        from relext.grid import GridConfig
+
+        return GridConfig(encoders=list(self.variants), selectors=[self.selector], seeds=list(self.seeds),
+                          epochs=self.epochs, train_overrides=dict(self.train_overrides),
+                          threshold_mode=self.threshold_mode, n_resamples=self.n_resamples,
+                          confidence=self.confidence, bootstrap_seed=self.bootstrap_seed)
+
+
+def methods_of(variant: str) -> list[str]:
+    """The methods of a variant, without options: ``"anonymize[ner=gazetteer]+cda"`` -> [anonymize, cda]."""
+    from relext.debias import split_outside_brackets
+
+    canon = canonical_name(variant)
+    return [] if canon == "none" else [p.split("[", 1)[0] for p in split_outside_brackets(canon, "+")]
+
+
+def base_name(variant: str) -> str:
+    """The variant's methods joined by '+' (``"none"`` for none), options dropped."""
+    return "+".join(methods_of(variant)) or "none"
+
+
+def transforms_of(variant: str) -> tuple[list[str], list[str]]:
+    """(dataset_transform, vectors_transform) names of a variant (options kept), for ``TrainConfig``."""
+    from relext.debias import split_outside_brackets
+
+    canon = canonical_name(variant)
+    parts = [] if canon == "none" else split_outside_brackets(canon, "+")
+    ds = "+".join(p for p in parts if p.split("[", 1)[0] in DATASET_PARTS)
+    vec = [p for p in parts if p.split("[", 1)[0] in VECTOR_PARTS]
+    return ([ds] if ds else []), vec
+
+
+def with_ner(variant: str, ner: str) -> str:
+    """``variant`` with its anonymization set to use ``ner`` (unchanged without anonymization)."""
+    from relext.debias import split_outside_brackets
+
+    canon = canonical_name(variant)
+    if "anonymize" not in methods_of(canon):
+        return canon
+    parts = [f"anonymize[ner={ner}]" if p.split("[", 1)[0] == "anonymize" else p
+             for p in split_outside_brackets(canon, "+")]
+    return canonical_name("+".join(parts))
+
+
+def make_config_for(study: DebiasStudyConfig) -> Callable[..., Any]:
+    """The grid's ``make_config``: the grid's "encoder" slot carries the debiasing variant."""
+
+    def make(*, encoder: str, selector: str, seed: int, epochs: int | None, **overrides):
+        from relext.train import TrainConfig
+
+        ds, vec = transforms_of(encoder)
+        kwargs = dict(encoder=study.encoder, selector=selector, seed=seed, dataset_transform=ds,
+                      vectors_transform=vec, **overrides)
+        if epochs is not None:
+            kwargs["epochs"] = epochs
+        return TrainConfig(**kwargs).validate()
+
+    return make
+
+
+def describe_variants(variants: Sequence[str]) -> dict[str, Any]:
+    """What each variant's debiasers are, without running them (which NER ``auto`` picks)."""
+    from relext.debias import spacy_pipeline
+
+    models = spacy_pipeline.installed_models()
+    out = {}
+    for v in variants:
+        d = get_debiaser(v).describe()
+        if "anonymize" in methods_of(v):
+            d["ner_available"] = {"installed": models,
+                                  "auto_uses": models[0] if models else "gazetteer (no spaCy pipeline)",
+                                  "version": _model_version(models[0]) if models else None}
+        ds, vec = transforms_of(v)
+        out[v] = {"dataset_transform": ds, "vectors_transform": vec, "debiaser": d}
+    return out
+
+
+def _model_version(pkg: str) -> str | None:
+    try:
+        import spacy.util
+
+        return spacy.util.get_package_version(pkg)
+    except Exception:  # noqa: BLE001 - only for the record
+        return None
+
+
+def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, predict_fn=None,
+              dataset=None, progress: bool = True, plots: bool = True) -> dict:
+    """Train/evaluate every (variant, seed) not done yet; write the study report."""
+    from relext.grid import run_grid
+    from relext.report import write_json_atomic
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    done = out / "DONE"
+    if done.exists():
+        done.unlink()  # a rerun (e.g. with more seeds) is not done until it finishes
+    make = make_config_for(config)
+    for v in config.variants:  # bad names and fields fail before any training
+        make(encoder=v, selector=config.selector, seed=config.seeds[0], epochs=config.epochs,
+             **config.train_overrides)
+    write_json_atomic(out / "study.json", config.to_dict())
+    write_json_atomic(out / "variants.json", describe_variants(config.variants))
+    if config.train_articles is not None:
+        from relext.data import load_dataset_dict
+
+        dataset = subsample_train(load_dataset_dict(config.train_overrides.get("dataset"), dataset),
+                                  config.train_articles, seed=config.subsample_seed)
+    t0 = time.time()
+    summary = run_grid(config.grid_config(), out, train_fn=train_fn, make_config=make,
+                       predict_fn=predict_fn, dataset=dataset, progress=progress, plots=plots)
+    summary = finish_report(config, out, summary, seconds=time.time() - t0)
+    meta = summary["meta"]
+    if meta["runs_evaluated"] == meta["n_runs"] and not meta["runs_failed"]:
+        from relext.report import write_text_atomic
+
+        write_text_atomic(done, time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
+    return summary
+
+
+def subsample_train(dsdict, n_articles: int, *, seed: int = 0):
+    """``dsdict`` with the training split cut to ``n_articles`` seeded-random articles (all their
+    rows); the other splits whole."""
+    import random
+
+    from datasets import DatasetDict
+
+    ents = sorted(set(dsdict["train"]["entity_id"]))
+    if n_articles >= len(ents):
+        return dsdict
+    keep = set(random.Random(seed).sample(ents, n_articles))
+    idx = [i for i, e in enumerate(dsdict["train"]["entity_id"]) if e in keep]
+    return DatasetDict({k: (v.select(idx) if k == "train" else v) for k, v in dsdict.items()})
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+def _gap(c: dict, rel: str, metric: str = "f1") -> float | None:
+    d = c["gaps"].get(metric, {}).get(rel)
+    return None if d is None else d["mean"]
+
+
+def _mean_abs_gap(c: dict, metric: str = "f1") -> float:
+    from wikigenderbias.schema import POSITIVE_RELATIONS
+
+    vals = [abs(g) for r in POSITIVE_RELATIONS if (g := _gap(c, r, metric)) is not None]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def _pooled_f1(c: dict) -> float:
+    return c["micro_f1"].get("pooled", {}).get("mean", float("nan"))
+
+
+def debias_findings(combos: list[dict]) -> list[str]:
+    """The paper's claims, point by point, checked against the study's numbers."""
+    from wikigenderbias.schema import POSITIVE_RELATIONS
+
+    by = {base_name(c["encoder"]): c for c in combos}
+    lines = []
+    base = by.get("none")
+    if base is None:
+        return ["No 'none' (baseline) variant: the claims cannot be checked."]
+    nseeds = base["n_seeds"]
+    lines.append(f"Baseline (none): mean |F1 gap| over the four relations {_mean_abs_gap(base):.3f}, "
+                 f"pooled micro F1 {_pooled_f1(base):.3f} ({nseeds} seed(s)).")
+
+    def reduces(name: str) -> str:
+        c = by[name]
+        lower = [r for r in POSITIVE_RELATIONS if abs(_gap(c, r)) < abs(_gap(base, r))]
+        return (f"mean |F1 gap| {_mean_abs_gap(c):.3f} vs {_mean_abs_gap(base):.3f}; |gap| lower for "
+                f"{len(lower)} of 4 relations ({', '.join(lower) or 'none'})")
+
+    if "cda" in by:
+        c = by["cda"]
+        up = [(r, g) for r in POSITIVE_RELATIONS for g in ("male", "female")
+              if c["f1"][r][g]["mean"] > base["f1"][r][g]["mean"]]
+        verdict = ("agrees" if _mean_abs_gap(c) < _mean_abs_gap(base) and _pooled_f1(c) > _pooled_f1(base)
+                   else "does not agree")
+        lines.append(f"CDA reduces the gap and raises absolute F1 (paper): {reduces('cda')}; pooled micro "
+                     f"F1 {_pooled_f1(c):.3f} vs {_pooled_f1(base):.3f}; F1 higher in {len(up)} of 8 "
+                     f"relation x gender cells. Ours {verdict}.")
+    if "hard_debias" in by:
+        c = by["hard_debias"]
+        verdict = "agrees" if _mean_abs_gap(c) < _mean_abs_gap(base) else "does not agree"
+        lines.append(f"Hard-debiased embeddings reduce gaps (paper): {reduces('hard_debias')}; pooled "
+                     f"micro F1 {_pooled_f1(c):.3f}. Ours {verdict}.")
+    if "anonymize" in by:
+        c = by["anonymize"]
+        h0, h1 = _gap(base, "hypernym"), _gap(c, "hypernym")
+        verdict = "agrees" if abs(h1) > abs(h0) else "does not agree"
+        with_an = [v for v in by if "anonymize" in methods_of(v)]
+        higher = [v for v in with_an if abs(_gap(by[v], "hypernym")) > abs(h0)]
+        lines.append(f"Anonymization increases the hypernym gap (paper): hypernym F1 gap {h1:+.3f} vs "
+                     f"{h0:+.3f} without; |hypernym gap| above the baseline's in {len(higher)} of "
+                     f"{len(with_an)} variants with anonymization. Ours {verdict}.")
+    singles = [v for v in SINGLE if v in by]
+    if len(singles) >= 2 and "cda" in singles:
+        best_gap = min(singles, key=lambda v: _mean_abs_gap(by[v]))
+        best_f1 = max(singles, key=lambda v: _pooled_f1(by[v]))
+        verdict = "agrees" if best_gap == "cda" and best_f1 == "cda" else (
+            "partly agrees" if "cda" in (best_gap, best_f1) else "does not agree")
+        lines.append(f"CDA alone is the best single option (paper): smallest mean |F1 gap| among single "
+                     f"methods: {best_gap}; highest pooled micro F1: {best_f1}. Ours {verdict}.")
+    allv = sorted(by, key=lambda v: _mean_abs_gap(by[v]))
+    lines.append("All variants by mean |F1 gap| (smallest first): "
+                 + ", ".join(f"{v} {_mean_abs_gap(by[v]):.3f}" for v in allv) + ".")
+    if nseeds < 3:
+        lines.append(f"Only {nseeds} seed(s): differences between variants are not tested against "
+                     "seed variation; treat the verdicts above as indicative.")
+    return lines
+
+
+def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict) -> str:
+    from relext.report import _mean_ci, _table, fmt
+    from wikigenderbias.schema import POSITIVE_RELATIONS
+
+    meta, t = summary.get("meta", {}), summary.get("timing", {})
+    sub = ("" if config.train_articles is None else
+           f" **Trained on {config.train_articles} sampled training articles only (quick profile): "
+           "not comparable with the paper.**")
+    out = ["# Debiasing study (Gaut et al. 2020, section 5)", "",
+           f"{config.encoder.upper()} + {config.selector} under {len(config.variants)} debiasing variants x "
+           f"seeds {config.seeds}; {config.epochs or 'default'} epoch(s) max; wgb {meta.get('version')}.{sub} "
+           f"{meta.get('runs_evaluated')} of {meta.get('n_runs')} runs evaluated"
+           + (f"; failed: {meta.get('runs_failed')}" if meta.get("runs_failed") else "") + ".", ""]
+    if t:
+        out += [f"Time: {fmt(t.get('train_seconds_total'), 0)} s training + {fmt(t.get('eval_seconds_total'), 0)} s "
+                f"evaluation (wall time of all invocations {fmt(t.get('wall_seconds_total'), 0)} s; load average "
+                f"at the end {t.get('loadavg')} on {t.get('cpu_count')} shared CPUs).", ""]
+    ner = {v: i["debiaser"].get("ner_available", {}).get("auto_uses") for v, i in variants_info.items()
+           if "ner_available" in i["debiaser"]}
+    if ner:
+        out += [f"Anonymization NER: {sorted(set(ner.values()))} (see variants.json and each run's "
+                "metrics.json).", ""]
+    out += ["Gaps are male − female, seed mean with a Student-t 95% interval across seeds; **bold**: "
+            "the interval excludes 0; `b k/n`: in k of n runs the entity-bootstrap interval excludes 0.", ""]
+    for rule, combos in summary.get("variants", {}).items():
+        out += [f"## Decision rule: {rule}", ""]
+        rows = [[c["encoder"], str(c["n_seeds"]), _mean_ci(c["micro_f1"]["pooled"]),
+                 _mean_ci(c["micro_f1"]["male_test"]), _mean_ci(c["micro_f1"]["female_test"]),
+                 fmt(_mean_abs_gap(c))] for c in combos]
+        out += [_table(["variant", "seeds", "micro F1 pooled", "micro F1 male", "micro F1 female",
+                        "mean abs F1 gap"], rows), ""]
+        for metric, title in (("f1", "F1 gap per relation"), ("recall", "Equality of opportunity gap (TPR) per relation")):
+            rows = []
+            for c in combos:
+                row = [c["encoder"]]
+                for rel in POSITIVE_RELATIONS:
+                    g = c["gaps"].get(metric, {}).get(rel)
+                    row.append("-" if g is None else _mean_ci(g, signed=True, bold=g.get("flagged", False))
+                               + f" b {g['bootstrap_flagged']}/{g['n']}")
+                rows.append(row)
+            out += [f"### {title}", "", _table(["variant", *POSITIVE_RELATIONS], rows), ""]
+        rows = [[c["encoder"], *[f"{fmt(c['f1'][r]['male']['mean'])} / {fmt(c['f1'][r]['female']['mean'])}"
+                                 for r in POSITIVE_RELATIONS]] for c in combos]
+        out += ["### Absolute F1 per relation (male / female)", "", _table(["variant", *POSITIVE_RELATIONS], rows), ""]
+        out += [f"![gaps](gaps_{rule}.png)", "", f"![F1 by gender](f1_by_gender_{rule}.png)", ""]
+    if summary.get("findings"):
+        out += ["## The paper's claims, checked", ""] + [f"- {x}" for x in summary["findings"]] + [""]
+    return "\n".join(out)
+
+
+def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, seconds: float) -> dict:
+    from relext.report import write_json_atomic, write_text_atomic
+
+    rules = summary.get("variants", {})
+    combos = rules.get("argmax") or next(iter(rules.values()), [])
+    summary["findings"] = debias_findings(combos) if combos else []
+    summary["meta"]["study"] = config.to_dict()
+    summary["meta"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
+    info = json.loads((out / "variants.json").read_text()) if (out / "variants.json").exists() else {}
+    write_json_atomic(out / "results.json", summary)
+    write_text_atomic(out / "results.md", study_markdown(config, summary, info))
+    return summary
+
+
+# --------------------------------------------------------------------------------------------
+# Embedding bias of each variant's Word2Vec (an independent check of the corpus debiasers)
+# --------------------------------------------------------------------------------------------
+def embedding_bias_study(variants: Sequence[str], *, seed: int = 0, dataset=None, dataset_path: str | None = None,
+                         train_overrides: dict | None = None, n_permutations: int = 10_000,
+                         cache_dir: str | None = None) -> dict[str, Any]:
+    """Direct bias and WEAT of the Word2Vec each dataset variant trains, before/after hard debiasing.
+
+    Word2Vec is trained exactly as a study run trains it (same corpus, parameters and seed), so
+    the vectors come from the relext Word2Vec cache when the study has run.
+    """
+    from relext.data import load_dataset_dict
+    from relext.debias.embedding_bias import bias_report
+    from relext.embeddings import train_word2vec
+    from relext.train import TrainConfig, training_sentences
+
+    cfg = TrainConfig(seed=seed, **(train_overrides or {}))
+    base = load_dataset_dict(dataset_path, dataset)
+    out: dict[str, Any] = {"seed": seed, "word2vec": cfg.word2vec_params().to_json(), "variants": {},
+                           "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    for v in variants:
+        ds_names, vec_names = transforms_of(v)
+        if vec_names:
+            raise ValueError(f"embedding bias is measured per dataset variant (none, anonymize, cda, "
+                             f"anonymize+cda); {v!r} includes hard_debias, which the report applies itself")
+        t0 = time.perf_counter()
+        deb = get_debiaser(ds_names[0]) if ds_names else get_debiaser("none")
+        data = deb.transform_dataset(base, seed=seed)
+        t1 = time.perf_counter()
+        kv = train_word2vec(training_sentences(data["train"]), cfg.word2vec_params(),
+                            cache_dir=cache_dir or cfg.cache_dir)
+        t2 = time.perf_counter()
+        rep = bias_report(kv, seed=seed, n_permutations=n_permutations)
+        rep["debiaser"] = deb.describe()
+        rep["seconds"] = {"transform": round(t1 - t0, 2), "word2vec": round(t2 - t1, 2),
+                          "report": round(time.perf_counter() - t2, 2)}
+        out["variants"][canonical_name(v)] = rep
+    out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def embedding_bias_markdown(rep: dict[str, Any]) -> str:
+    from relext.report import _table, fmt
+
+    lines = ["# Gender bias of the Word2Vec vectors each dataset variant trains", "",
+             f"Word2Vec {rep['word2vec']} (as the relation extractors use it), seed {rep['seed']}. "
+             "Direct bias: mean |cos(profession, g)| over debiaswe's gender-neutral professions in the "
+             "vocabulary, g = first principal component of the definitional pairs (Bolukbasi et al. 2016). "
+             "After hard debiasing it is 0 along the original direction by construction; the column "
+             "'after (own g)' finds the direction again in the debiased vectors. WEAT: Caliskan et al. "
+             "2017 tests 6-8 with male/female terms; effect size d and one-sided permutation p.", ""]
+    rows = []
+    for v, r in rep["variants"].items():
+        rows.append([v, str(r["vocabulary"]), f"{r['direct_bias_before']['n_words']}",
+                     fmt(r["direct_bias_before"]["value"]), fmt(r["direct_bias_after"]["value"]),
+                     fmt(r["direct_bias_after_own_direction"]["value"]),
+                     fmt(r["gender_direction"]["explained_variance_ratio"][0])])
+    lines += [_table(["variant", "vocabulary", "professions", "direct bias before", "after",
+                      "after (own g)", "PC1 share"], rows), ""]
+    rows = []
+    for v, r in rep["variants"].items():
+        for test in r["weat_before"]:
+            b, a = r["weat_before"][test], r["weat_after"][test]
+            rows.append([v, test, f"{b['n_x']}/{b['n_y']}/{b['n_a']}/{b['n_b']}",
+                         f"{fmt(b['effect_size'])} (p {fmt(b['p_value'])})",
+                         f"{fmt(a['effect_size'])} (p {fmt(a['p_value'])})"])
+    lines += ["## WEAT before / after hard debiasing", "",
+              _table(["variant", "test", "words found X/Y/A/B", "before: d (p)", "after: d (p)"], rows), ""]
+    for v, r in rep["variants"].items():
+        gp = r["most_gendered_professions_before"]
+        lines += [f"- {v}: most feminine professions before: "
+                  + ", ".join(f"{w} {c:+.2f}" for w, c in gp["feminine"][:5])
+                  + "; most masculine: " + ", ".join(f"{w} {c:+.2f}" for w, c in gp["masculine"][:5])]
+    lines += ["", f"Load average: start {rep.get('loadavg_start')}, end {rep.get('loadavg_end')}.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,533 @@
+"""Evaluation of bag-level relation extractors from their prediction files.
+
+Everything here works on the *predictions file* of a run (``run_dir/predictions/<split>.jsonl``),
+one JSON object per evaluation bag (one bag per entity pair)::
+
+    {"bag_id", "split", "entity_id", "head", "tail", "gender": "male"|"female",
+     "labels": [gold relation ids], "scores": [one probability per relation id],
+     "sentence_ids": [...]}
+
+Relation ids follow :data:`wikigenderbias.schema.RELATIONS` (0 is NA).
+
+Two decision rules turn scores into predictions (both are reported, both documented):
+
+``argmax``
+    Each bag is assigned the single highest-scoring class *including NA*; a bag predicted NA
+    predicts no relation. This is what a deployed extractor does and needs no tuning.
+``threshold``
+    Each positive relation r is predicted for a bag when ``score[r] >= t`` (a bag may receive
+    several relations, NA's score is ignored). The threshold is chosen to maximise micro F1 over
+    the (bag, positive relation) pairs of the **validation** split and then applied unchanged to
+    the test splits (``threshold_mode="global"``: one threshold for all relations;
+    ``"per_relation"``: one threshold per relation, each maximising that relation's F1 on
+    validation). The test splits never influence the threshold.
+
+Per positive relation, precision / recall / F1 are one-vs-rest: a bag is a gold positive for r
+when r is among its labels, a predicted positive when the rule predicts r. Micro F1 pools the
+true / false positives and false negatives of the four positive relations; macro F1 is the mean
+of their F1s. Undefined ratios (0/0) are 0, as in scikit-learn with ``zero_division=0``.
+
+PR-AUC follows OpenNRE: every (bag, positive relation) score is ranked, precision and recall are
+traced down the ranking (recall over all gold (bag, relation) facts) and integrated with the
+trapezoid rule. ``curve_max_f1`` is the best micro F1 on that curve: this is the number OpenNRE
+prints as "micro F1", and it is tuned on the test split itself, so it is reported for comparison
+only.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from wikigenderbias.schema import GENDERS, RELATIONS
+
+#: Decision rules, see the module docstring.
+VARIANTS: tuple[str, ...] = ("argmax", "threshold")
+#: How the threshold variant picks its threshold(s) on validation.
+THRESHOLD_MODES: tuple[str, ...] = ("global", "per_relation")
+#: The split names evaluated; ``pooled`` is male_test + female_test.
+TEST_SPLITS: tuple[str, ...] = ("male_test", "female_test")
+VALIDATION_SPLIT = "validation"
+POOLED = "pooled"
+
+_REQUIRED = ("bag_id", "entity_id", "gender", "labels", "scores")
+
+
+# --------------------------------------------------------------------------------------------
+# Reading predictions
+# --------------------------------------------------------------------------------------------
+def validate_row(row: Any, *, where: str, n_relations: int = len(RELATIONS)) -> dict:
+    """Check one prediction row; raise ``ValueError`` naming ``where`` and the field."""
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    for key in _REQUIRED:
+        if key not in row:
+            raise ValueError(f"{where}: missing field {key!r}")
+    if row["gender"] not in GENDERS:
+        raise ValueError(f"{where}: field 'gender' is {row['gender']!r}; expected one of {GENDERS}")
+    scores = row["scores"]
+    if not isinstance(scores, list) or len(scores) != n_relations:
+        raise ValueError(
+            f"{where}: field 'scores' must be a list of {n_relations} numbers "
+            f"(one per relation {RELATIONS}), got {scores!r:.80}"
+        )
+    if not all(isinstance(s, (int, float)) and math.isfinite(s) for s in scores):
+        raise ValueError(f"{where}: field 'scores' holds a non-finite or non-numeric value")
+    labels = row["labels"]
+    if not isinstance(labels, list) or not all(
+        isinstance(x, int) and 0 <= x < n_relations for x in labels
+    ):
+        raise ValueError(
+            f"{where}: field 'labels' must be a list of relation ids in [0, {n_relations}), "
+            f"got {labels!r:.80}"
+        )
+    return row
+
+
+def read_predictions(path: str | Path) -> list[dict]:
+    """Read a predictions JSON-lines file, validating every row (errors name file and line)."""
+    path = Path(path)
+    rows: list[dict] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: malformed JSON ({exc.msg})") from None
+            rows.append(validate_row(row, where=where))
+    return rows
+
+
+@dataclass(frozen=True)
+class PredictionTable:
+    """Columns of a set of prediction rows, as numpy arrays."""
+
+    bag_ids: np.ndarray      # (n,) object
+    entity_ids: np.ndarray   # (n,) object
+    genders: np.ndarray      # (n,) object, "male"/"female"
+    y_true: np.ndarray       # (n, R) bool: multi-hot gold relations
+    scores: np.ndarray       # (n, R) float
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Mapping], *, where: str = "predictions") -> "PredictionTable":
+        n, r = len(rows), len(RELATIONS)
+        y_true = np.zeros((n, r), dtype=bool)
+        scores = np.zeros((n, r), dtype=np.float64)
+        for i, row in enumerate(rows):
+            validate_row(row, where=f"{where} row {i}")
+            y_true[i, list(row["labels"])] = True
+            scores[i] = row["scores"]
+        return cls(
+            bag_ids=np.array([row["bag_id"] for row in rows], dtype=object),
+            entity_ids=np.array([row["entity_id"] for row in rows], dtype=object),
+            genders=np.array([row["gender"] for row in rows], dtype=object),
+            y_true=y_true,
+            scores=scores,
+        )
+
+    def __len__(self) -> int:
+        return len(self.bag_ids)
+
+    def select(self, mask: np.ndarray) -> "PredictionTable":
+        return PredictionTable(
+            self.bag_ids[mask], self.entity_ids[mask], self.genders[mask],
+            self.y_true[mask], self.scores[mask],
+        )
+
+    @staticmethod
+    def concat(tables: Iterable["PredictionTable"]) -> "PredictionTable":
+        tables = list(tables)
+        return PredictionTable(
+            *(np.concatenate([getattr(t, f) for t in tables]) for f in
+              ("bag_ids", "entity_ids", "genders", "y_true", "scores"))
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Decision rules
+# --------------------------------------------------------------------------------------------
+def argmax_decisions(scores: np.ndarray) -> np.ndarray:
+    """(n, R) bool: one-hot of the highest-scoring class, NA included (ties: lowest id)."""
+    scores = np.asarray(scores)
+    out = np.zeros(scores.shape, dtype=bool)
+    out[np.arange(len(scores)), scores.argmax(axis=1)] = True
+    return out
+
+
+def threshold_decisions(scores: np.ndarray, thresholds: np.ndarray | float) -> np.ndarray:
+    """(n, R) bool: relation r > 0 predicted when ``scores[:, r] >= thresholds[r]``; NA never."""
+    scores = np.asarray(scores)
+    t = np.broadcast_to(np.asarray(thresholds, dtype=np.float64), (scores.shape[1],))
+    out = scores >= t[None, :]
+    out[:, 0] = False
+    return out
+
+
+def _best_cut(scores: np.ndarray, gold: np.ndarray) -> float:
+    """Threshold maximising F1 when predicting ``scores >= threshold`` (ties in score kept)."""
+    if gold.sum() == 0 or scores.size == 0:
+        return math.inf  # nothing to find: predict nothing
+    order = np.argsort(-scores, kind="stable")
+    s, g = scores[order], gold[order]
+    tp = np.cumsum(g)
+    k = np.arange(1, len(s) + 1)
+    # only cut after the last of a run of equal scores
+    last = np.r_[s[1:] != s[:-1], True]
+    f1 = np.where(last, 2 * tp / (k + gold.sum()), -1.0)
+    return float(s[int(np.argmax(f1))])
+
+
+def best_thresholds(y_true: np.ndarray, scores: np.ndarray, *, mode: str = "global") -> np.ndarray:
+    """Thresholds (one per relation id; index 0 unused) maximising validation F1.
+
+    ``mode="global"``: one threshold maximising micro F1 over all (bag, positive relation) pairs;
+    ``mode="per_relation"``: one per relation maximising that relation's F1.
+    """
+    y_true, scores = np.asarray(y_true, bool), np.asarray(scores, float)
+    r = scores.shape[1]
+    if mode == "global":
+        t = _best_cut(scores[:, 1:].ravel(), y_true[:, 1:].ravel())
+        out = np.full(r, t)
+    elif mode == "per_relation":
+        out = np.array([math.inf] + [_best_cut(scores[:, j], y_true[:, j]) for j in range(1, r)])
+    else:
+        raise ValueError(f"unknown threshold mode {mode!r}; expected one of {list(THRESHOLD_MODES)}")
+    out[0] = math.inf
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Count-based metrics (vectorised; also used by the bootstrap)
+# --------------------------------------------------------------------------------------------
+def relation_counts(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    """(..., R, 3) counts of (tp, fp, fn) per relation from (..., n, R) bool arrays."""
+    y_true, y_pred = np.asarray(y_true, bool), np.asarray(y_pred, bool)
+    tp = (y_true & y_pred).sum(axis=-2)
+    fp = (~y_true & y_pred).sum(axis=-2)
+    fn = (y_true & ~y_pred).sum(axis=-2)
+    return np.stack([tp, fp, fn], axis=-1)
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b > 0)
+
+
+def prf_from_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Precision, recall, F1 from (..., 3) counts (tp, fp, fn); 0/0 is 0."""
+    counts = np.asarray(counts, float)
+    tp, fp, fn = counts[..., 0], counts[..., 1], counts[..., 2]
+    return _div(tp, tp + fp), _div(tp, tp + fn), _div(2 * tp, 2 * tp + fp + fn)
+
+
+def micro_f1_from_counts(counts: np.ndarray) -> np.ndarray:
+    """Micro F1 over the positive relations (ids 1..R-1) of (..., R, 3) counts."""
+    return prf_from_counts(np.asarray(counts)[..., 1:, :].sum(axis=-2))[2]
+
+
+# --------------------------------------------------------------------------------------------
+# Plain metric functions (y_true: (n, R) multi-hot gold, y_pred: (n, R) decisions)
+# --------------------------------------------------------------------------------------------
+def per_relation_prf(y_true, y_pred) -> dict[str, dict[str, float]]:
+    """``{relation: {precision, recall, f1, support, predicted}}`` for the positive relations."""
+    counts = relation_counts(y_true, y_pred)
+    p, r, f = prf_from_counts(counts)
+    out = {}
+    for j, name in enumerate(RELATIONS):
+        if j == 0:
+            continue
+        tp, fp, fn = (int(x) for x in counts[j])
+        out[name] = {"precision": float(p[j]), "recall": float(r[j]), "f1": float(f[j]),
+                     "support": tp + fn, "predicted": tp + fp}
+    return out
+
+
+def micro_f1(y_true, y_pred) -> float:
+    return float(micro_f1_from_counts(relation_counts(y_true, y_pred)))
+
+
+def macro_f1(y_true, y_pred) -> float:
+    return float(prf_from_counts(relation_counts(y_true, y_pred))[2][1:].mean())
+
+
+def pr_curve(y_true, scores) -> tuple[np.ndarray, np.ndarray]:
+    """OpenNRE's precision-recall curve over all (bag, positive relation) pairs, ranked."""
+    y = np.asarray(y_true, bool)[:, 1:].ravel()
+    s = np.asarray(scores, float)[:, 1:].ravel()
+    order = np.argsort(-s, kind="stable")
+    correct = np.cumsum(y[order])
+    k = np.arange(1, len(s) + 1)
+    total = max(int(y.sum()), 1)
+    return correct / k, correct / total  # precision, recall
+
+
+def pr_auc(y_true, scores) -> float:
+    """Area under OpenNRE's PR curve (trapezoid rule over recall, as ``sklearn.metrics.auc``)."""
+    prec, rec = pr_curve(y_true, scores)
+    if len(prec) < 2 or not np.asarray(y_true, bool)[:, 1:].any():
+        return 0.0
+    return float(np.trapezoid(prec, rec))
+
+
+def curve_max_f1(y_true, scores) -> float:
+    """Best micro F1 on the PR curve (what OpenNRE prints as micro F1; test-tuned)."""
+    prec, rec = pr_curve(y_true, scores)
+    return float(np.max(_div(2 * prec * rec, prec + rec))) if len(prec) else 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+@dataclass
+class RelationScores:
+    relation: str
+    precision: float
+    recall: float
+    f1: float
+    support: int
+    predicted: int
+
+
+@dataclass
+class SplitScores:
+    """Scores of one decision rule on one split."""
+
+    split: str
+    variant: str
+    n_bags: int
+    n_entities: int
+    relations: list[RelationScores]
+    micro_f1: float
+    macro_f1: float
+    pr_auc: float
+    curve_max_f1: float
+
+    def relation(self, name: str) -> RelationScores:
+        for r in self.relations:
+            if r.relation == name:
+                return r
+        raise KeyError(name)
+
+
+def score_split(table: PredictionTable, y_pred: np.ndarray, *, split: str, variant: str) -> SplitScores:
+    prf = per_relation_prf(table.y_true, y_pred)
+    return SplitScores(
+        split=split,
+        variant=variant,
+        n_bags=len(table),
+        n_entities=int(len(set(table.entity_ids.tolist()))),
+        relations=[RelationScores(relation=k, **v) for k, v in prf.items()],
+        micro_f1=micro_f1(table.y_true, y_pred),
+        macro_f1=macro_f1(table.y_true, y_pred),
+        pr_auc=pr_auc(table.y_true, table.scores),
+        curve_max_f1=curve_max_f1(table.y_true, table.scores),
+    )
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wgb")
+    except PackageNotFoundError:
+        return "0.0.0+local"
+
+
+@dataclass
+class EvalResult:
+    """Everything ``wgb re eval`` reports for one run."""
+
+    run_dir: str
+    seed: int | None
+    config: dict
+    version: str
+    threshold_mode: str
+    thresholds: list[float] | None          # per relation id; None without validation
+    scores: dict[str, dict[str, SplitScores]]  # variant -> split -> scores
+    gaps: dict[str, list]                   # variant -> [fairness.GapEstimate]
+    bootstrap: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["thresholds"] = None if self.thresholds is None else [
+            None if not math.isfinite(t) else t for t in self.thresholds]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EvalResult":
+        from relext.fairness import GapEstimate
+
+        scores = {
+            v: {s: SplitScores(**{**sc, "relations": [RelationScores(**r) for r in sc["relations"]]})
+                for s, sc in by_split.items()}
+            for v, by_split in d["scores"].items()
+        }
+        gaps = {v: [GapEstimate(**g) for g in lst] for v, lst in d["gaps"].items()}
+        thresholds = None if d.get("thresholds") is None else [
+            math.inf if t is None else t for t in d["thresholds"]]
+        return cls(**{**d, "scores": scores, "gaps": gaps, "thresholds": thresholds})
+
+
+def evaluate_predictions(
+    predictions: Mapping[str, Sequence[Mapping]],
+    *,
+    threshold_mode: str = "global",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    bootstrap_seed: int = 0,
+    run_dir: str = "",
+    config: dict | None = None,
+) -> EvalResult:
+    """Evaluate prediction rows per split (keys: ``male_test``, ``female_test``, optionally
+    ``validation`` for the threshold variant) and estimate the gender gaps with bootstrap CIs."""
+    from relext.fairness import gender_gaps
+
+    if threshold_mode not in THRESHOLD_MODES:
+        raise ValueError(
+            f"unknown threshold mode {threshold_mode!r}; expected one of {list(THRESHOLD_MODES)}")
+    missing = [s for s in TEST_SPLITS if s not in predictions]
+    if missing:
+        raise ValueError(f"predictions lack the test split(s) {missing}; got {sorted(predictions)}")
+    tables = {s: PredictionTable.from_rows(rows, where=s) for s, rows in predictions.items()}
+    for s in TEST_SPLITS:
+        if len(tables[s]) == 0:
+            raise ValueError(f"split {s!r} has no prediction rows")
+    tables[POOLED] = PredictionTable.concat(tables[s] for s in TEST_SPLITS)
+
+    thresholds = None
+    decide = {"argmax": lambda t: argmax_decisions(t.scores)}
+    if VALIDATION_SPLIT in tables and len(tables[VALIDATION_SPLIT]):
+        val = tables[VALIDATION_SPLIT]
+        thresholds = best_thresholds(val.y_true, val.scores, mode=threshold_mode)
+        decide["threshold"] = lambda t: threshold_decisions(t.scores, thresholds)
+
+    scores: dict[str, dict[str, SplitScores]] = {}
+    gaps: dict[str, list] = {}
+    for variant, rule in decide.items():
+        scores[variant] = {
+            s: score_split(tables[s], rule(tables[s]), split=s, variant=variant)
+            for s in (*TEST_SPLITS, POOLED)
+        }
+        pooled = tables[POOLED]
+        gaps[variant] = gender_gaps(
+            pooled.y_true, rule(pooled),
+            sensitive_features=pooled.genders, groups=pooled.entity_ids,
+            n_resamples=n_resamples, confidence=confidence, seed=bootstrap_seed,
+        )
+    config = dict(config or {})
+    return EvalResult(
+        run_dir=str(run_dir),
+        seed=config.get("seed"),
+        config=config,
+        version=package_version(),
+        threshold_mode=threshold_mode,
+        thresholds=None if thresholds is None else [float(t) for t in thresholds],
+        scores=scores,
+        gaps=gaps,
+        bootstrap={"n_resamples": n_resamples, "confidence": confidence, "seed": bootstrap_seed,
+                   "unit": "entity_id, resampled within each gender's test set"},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Run directories
+# --------------------------------------------------------------------------------------------
+EVAL_SPLITS: tuple[str, ...] = (VALIDATION_SPLIT, *TEST_SPLITS)
+
+
+def prediction_path(run_dir: str | Path, split: str) -> Path:
+    return Path(run_dir) / "predictions" / f"{split}.jsonl"
+
+
+def ensure_predictions(run_dir: str | Path, splits: Sequence[str] = EVAL_SPLITS, *,
+                       predict_fn=None, dataset=None) -> None:
+    """Write the run's missing prediction files (through ``relext.predict.write_predictions``)."""
+    missing = [s for s in splits if not prediction_path(run_dir, s).exists()]
+    if not missing:
+        return
+    if predict_fn is None:
+        from relext.predict import write_predictions as predict_fn  # noqa: N813
+    kwargs = {"dataset": dataset} if dataset is not None else {}
+    predict_fn(Path(run_dir), splits=tuple(missing), **kwargs)
+    still = [s for s in missing if not prediction_path(run_dir, s).exists()]
+    if still:
+        raise FileNotFoundError(f"{run_dir}: no predictions written for split(s) {still}")
+
+
+def read_run_config(run_dir: str | Path) -> dict:
+    path = Path(run_dir) / "config.json"
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: malformed JSON ({exc.msg})") from None
+
+
+def evaluate_run(
+    run_dir: str | Path,
+    *,
+    threshold_mode: str = "global",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    bootstrap_seed: int = 0,
+    predict_fn=None,
+    dataset=None,
+    write: bool = True,
+) -> EvalResult:
+    """Evaluate a run directory: predictions (written if missing) -> eval.json + eval.md."""
+    from relext.report import eval_markdown, write_json_atomic, write_text_atomic
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"run directory {run_dir} does not exist")
+    ensure_predictions(run_dir, predict_fn=predict_fn, dataset=dataset)
+    preds = {s: read_predictions(prediction_path(run_dir, s)) for s in EVAL_SPLITS
+             if prediction_path(run_dir, s).exists()}
+    result = evaluate_predictions(
+        preds, threshold_mode=threshold_mode, n_resamples=n_resamples, confidence=confidence,
+        bootstrap_seed=bootstrap_seed, run_dir=str(run_dir), config=read_run_config(run_dir),
+    )
+    if write:
+        write_json_atomic(run_dir / "eval.json", result.to_dict())
+        write_text_atomic(run_dir / "eval.md", eval_markdown(result))
+    return result
+
+
+def load_eval(run_dir: str | Path) -> EvalResult:
+    path = Path(run_dir) / "eval.json"
+    return EvalResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def synthetic_predictions(
+    split: str, *, n_entities: int = 20, bags_per_entity: int = 3, accuracy: float = 0.8,
+    gender: str | None = None, seed: int = 0,
+) -> list[dict]:
+    """Random prediction rows in the predictions-file format, **for unit tests and scaling
+    benchmarks only** (never for reported numbers). ``accuracy`` is the chance that a bag's gold
+    class gets the top score."""
+    rng = np.random.default_rng(seed)
+    gender = gender or ("female" if split == "female_test" else "male")
+    rows = []
+    for e in range(n_entities):
+        g = gender if gender != "mixed" else GENDERS[e % 2]
+        for k in range(bags_per_entity):
+            label = int(rng.integers(0, len(RELATIONS)))
+            s = rng.dirichlet(np.ones(len(RELATIONS)))
+            if rng.random() < accuracy:
+                s[label] += 1.0 + s.max()
+            s = s / s.sum()
+            rows.append({
+                "bag_id": f"{split}-{e:05d}-{k}", "split": split, "entity_id": f"{split}-e{e:05d}",
+                "head": f"Person {split} {e}", "tail": f"Tail {e}-{k}", "gender": g,
+                "labels": [label], "scores": [float(x) for x in s],
+                "sentence_ids": [f"{split}-{e:05d}-{k}-s0"],
+            })
+    return rows

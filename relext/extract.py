@@ -1,0 +1,186 @@
+"""Turn a trained extractor's bag predictions into knowledge-graph triples (JSON lines).
+
+Output, one object per line (the input format of the ``kge`` package)::
+
+    {"head", "relation", "tail", "score", "head_gender",
+     "source": {"split", "bag_id", "sentence_ids"}}
+
+Rules: ``argmax`` (default) emits at most one triple per bag, its highest-scoring class, and
+drops bags whose top class is NA; ``all`` emits every positive relation of a bag whose score
+reaches ``min_score`` (several triples per bag possible). In both, triples scoring below
+``min_score`` are dropped. Output is sorted by descending score (ties: input order).
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from relext.evaluate import ensure_predictions, prediction_path, read_predictions
+from relext.report import write_text_atomic
+from wikigenderbias.schema import GENDERS, RELATIONS
+
+RULES: tuple[str, ...] = ("argmax", "all")
+
+
+def triples_from_predictions(
+    rows: Iterable[Mapping], *, min_score: float = 0.0, rule: str = "argmax",
+    split: str | None = None,
+) -> list[dict]:
+    """Triples from prediction rows (see the module docstring for the rules)."""
+    if rule not in RULES:
+        raise ValueError(f"unknown extraction rule {rule!r}; expected one of {list(RULES)}")
+    out: list[dict] = []
+    for row in rows:
+        scores = row["scores"]
+        if rule == "argmax":
+            best = max(range(len(scores)), key=lambda j: (scores[j], -j))
+            picks = [best] if best != 0 else []
+        else:
+            picks = list(range(1, len(scores)))
+        for j in picks:
+            if scores[j] < min_score:
+                continue
+            out.append({
+                "head": row["head"],
+                "relation": RELATIONS[j],
+                "tail": row["tail"],
+                "score": float(scores[j]),
+                "head_gender": row.get("gender"),
+                "source": {"split": row.get("split", split), "bag_id": row.get("bag_id"),
+                           "sentence_ids": list(row.get("sentence_ids", []))},
+            })
+    out.sort(key=lambda t: -t["score"])
+    return out
+
+
+def write_triples(triples: Sequence[Mapping], path: str | Path) -> Path:
+    text = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in triples)
+    return write_text_atomic(path, text)
+
+
+def extract_split(run_dir: str | Path, split: str, *, min_score: float = 0.0,
+                  rule: str = "argmax", predict_fn=None, dataset=None) -> list[dict]:
+    """Triples of a run over one benchmark split (predictions written first if missing)."""
+    ensure_predictions(run_dir, (split,), predict_fn=predict_fn, dataset=dataset)
+    rows = read_predictions(prediction_path(run_dir, split))
+    return triples_from_predictions(rows, min_score=min_score, rule=rule, split=split)
+
+
+# --------------------------------------------------------------------------------------------
+# New text
+# --------------------------------------------------------------------------------------------
+TEXT_SPLIT = "text"
+_TOKEN = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]", re.UNICODE)
+
+
+def tokenize(text: str) -> list[str]:
+    """Simple word / punctuation tokenization for new text (the benchmark is space-tokenized)."""
+    return _TOKEN.findall(text)
+
+
+def locate(tokens: Sequence[str], mention: str) -> list[int]:
+    """[start, end) token span of ``mention`` in ``tokens`` (case-insensitive), [-1, -1] if absent."""
+    target = [t.lower() for t in tokenize(mention)]
+    low = [t.lower() for t in tokens]
+    n = len(target)
+    if n:
+        for i in range(len(low) - n + 1):
+            if low[i:i + n] == target:
+                return [i, i + n]
+    return [-1, -1]
+
+
+def read_text_file(path: str | Path) -> list[dict]:
+    """Read new-text sentences: JSON lines of ``{"head", "tail", "gender"?, "tokens" | "text",
+    "head_span"?, "tail_span"?}``; spans are token offsets [start, end), located when absent.
+    Errors name the file, line and field."""
+    path = Path(path)
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: malformed JSON ({exc.msg})") from None
+            if not isinstance(d, dict):
+                raise ValueError(f"{where}: expected a JSON object")
+            for key in ("head", "tail"):
+                if not isinstance(d.get(key), str) or not d[key].strip():
+                    raise ValueError(f"{where}: missing or empty field {key!r}")
+            if "tokens" in d:
+                tokens = d["tokens"]
+                if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+                    raise ValueError(f"{where}: field 'tokens' must be a non-empty list of strings")
+            elif isinstance(d.get("text"), str) and d["text"].strip():
+                tokens = tokenize(d["text"])
+            else:
+                raise ValueError(f"{where}: needs a 'tokens' list or a non-empty 'text'")
+            gender = d.get("gender")
+            if gender is not None:
+                if not isinstance(gender, str) or gender.strip().lower() not in GENDERS:
+                    raise ValueError(f"{where}: field 'gender' is {gender!r}; expected one of {GENDERS}")
+                gender = gender.strip().lower()
+            spans = {}
+            for key, mention in (("head_span", d["head"]), ("tail_span", d["tail"])):
+                if key in d:
+                    s = d[key]
+                    if (not isinstance(s, list) or len(s) != 2 or not all(isinstance(x, int) for x in s)
+                            or not 0 <= s[0] < s[1] <= len(tokens)):
+                        raise ValueError(f"{where}: field {key!r} must be [start, end) token offsets "
+                                         f"within the {len(tokens)} tokens, got {s!r}")
+                    spans[key] = list(s)
+                else:
+                    spans[key] = locate(tokens, mention)
+            rows.append({"line": lineno, "head": d["head"], "tail": d["tail"], "gender": gender,
+                         "tokens": tokens, "text": d.get("text", " ".join(tokens)), **spans})
+    if not rows:
+        raise ValueError(f"{path}: no sentences")
+    return rows
+
+
+def text_dataset(sentences: Sequence[Mapping]):
+    """A ``sentences``-config dataset (split ``text``) of new sentences; relation unknown (NA),
+    one entity per head; a missing gender is stored as -1 (no label)."""
+    from datasets import Dataset, DatasetDict
+
+    from wikigenderbias.schema import sentence_features
+
+    feats = sentence_features()
+    recs = {k: [] for k in feats}
+    for i, s in enumerate(sentences):
+        recs["id"].append(f"text-{i:06d}")
+        recs["entity_id"].append(f"text:{s['head']}")
+        recs["sentence_id"].append(f"text-line{s['line']}")
+        recs["head"].append(s["head"])
+        recs["tail"].append(s["tail"])
+        recs["relation"].append(0)
+        recs["gender"].append(GENDERS.index(s["gender"]) if s["gender"] else -1)
+        recs["text"].append(s["text"])
+        recs["tokens"].append(list(s["tokens"]))
+        recs["head_span"].append(s["head_span"])
+        recs["tail_span"].append(s["tail_span"])
+        recs["head_match"].append("given" if s["head_span"] != [-1, -1] else "none")
+        recs["tail_match"].append("given" if s["tail_span"] != [-1, -1] else "none")
+        recs["source"].append(0)
+    return DatasetDict({TEXT_SPLIT: Dataset.from_dict(recs, features=feats)})
+
+
+def extract_text(run_dir: str | Path, text_file: str | Path, *, min_score: float = 0.0,
+                 rule: str = "argmax", predict_split_fn=None) -> list[dict]:
+    """Triples from new text: sentences are grouped into bags by (head, tail) and scored by the
+    run's model through ``relext.predict.predict_split(run_dir, "text", dataset=...)``."""
+    sentences = read_text_file(text_file)
+    ds = text_dataset(sentences)
+    if predict_split_fn is None:
+        from relext.predict import predict_split as predict_split_fn
+    rows = predict_split_fn(Path(run_dir), TEXT_SPLIT, dataset=ds)
+    genders = {f"text:{s['head']}": s["gender"] for s in sentences}
+    for row in rows:
+        row["gender"] = genders.get(row.get("entity_id"), row.get("gender"))
+        row.setdefault("split", TEXT_SPLIT)
+    return triples_from_predictions(rows, min_score=min_score, rule=rule, split=TEXT_SPLIT)

@@ -1,0 +1,372 @@
+"""Encoder × selector × seed grids: train (resumably), evaluate, aggregate, plot.
+
+Layout of a grid folder ``OUT``::
+
+    OUT/runs/<encoder>-<selector>-seed<k>/   one run directory per combination (see relext.train)
+    OUT/runs/<...>/eval.json, eval.md         its evaluation (relext.evaluate.evaluate_run)
+    OUT/timing.json                           seconds spent training / evaluating each run
+    OUT/results.json, OUT/results.md          the aggregate table (means and seed intervals)
+    OUT/f1_by_gender_<variant>.png, OUT/gaps_<variant>.png
+
+Rerunning the same command resumes: runs with a ``DONE`` marker are not trained again, the
+others are handed to the trainer, which resumes from its checkpoint; evaluations already
+written for a finished run are reused. The aggregate files are rewritten after every run, so
+a grid stopped half-way still leaves a valid (partial) table.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from relext.evaluate import EvalResult, evaluate_run, load_eval, package_version
+from relext.fairness import GAP_METRICS, MICRO, seed_interval
+from relext.report import grid_markdown, write_json_atomic, write_text_atomic
+from wikigenderbias.schema import POSITIVE_RELATIONS
+
+log = logging.getLogger(__name__)
+
+TrainFn = Callable[[Any, Path], Any]
+
+
+@dataclass
+class GridConfig:
+    encoders: list[str]
+    selectors: list[str]
+    seeds: list[int]
+    epochs: int | None = None
+    #: extra TrainConfig fields applied to every run (e.g. {"word_dim": 50})
+    train_overrides: dict = field(default_factory=dict)
+    threshold_mode: str = "global"
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    bootstrap_seed: int = 0
+    #: where the run directories live (default OUT/runs); keep big checkpoints out of results/
+    runs_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("encoders", "selectors", "seeds"):
+            values = list(getattr(self, name))
+            if not values:
+                raise ValueError(f"grid needs at least one of {name}")
+            if len(set(values)) != len(values):
+                raise ValueError(f"duplicate {name}: {values}")
+            setattr(self, name, values)
+
+    def runs(self) -> list["GridRun"]:
+        """Seed-major order: every combination with the first seed before any second seed, so
+        a grid stopped early still covers all combinations."""
+        return [GridRun(e, s, k) for k in self.seeds for e in self.encoders for s in self.selectors]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def run_dir(self, out: str | Path, run: "GridRun") -> Path:
+        return (Path(self.runs_dir) if self.runs_dir else Path(out) / "runs") / run.name
+
+
+@dataclass(frozen=True)
+class GridRun:
+    encoder: str
+    selector: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.encoder}-{self.selector}-seed{self.seed}"
+
+
+def _default_make_config(*, encoder: str, selector: str, seed: int, epochs: int | None, **overrides):
+    from relext.train import TrainConfig
+
+    kwargs = dict(encoder=encoder, selector=selector, seed=seed, **overrides)
+    if epochs is not None:
+        kwargs["epochs"] = epochs
+    return TrainConfig(**kwargs)
+
+
+def _default_train(config, run_dir: Path):
+    from relext.train import train
+
+    return train(config, run_dir, progress=True)
+
+
+class _Timing:
+    def __init__(self, path: Path):
+        self.path = path
+        self.data = json.loads(path.read_text()) if path.exists() else {"runs": {}, "invocations": []}
+
+    def add_run(self, name: str, key: str, seconds: float) -> None:
+        rec = self.data["runs"].setdefault(name, {})
+        rec[key] = rec.get(key, 0.0) + seconds
+        self.save()
+
+    def save(self) -> None:
+        write_json_atomic(self.path, self.data)
+
+
+def run_grid(
+    config: GridConfig,
+    out: str | Path,
+    *,
+    train_fn: TrainFn | None = None,
+    make_config: Callable[..., Any] | None = None,
+    predict_fn: Callable | None = None,
+    dataset=None,
+    progress: bool = True,
+    keep_going: bool = True,
+    plots: bool = True,
+    train: bool = True,
+) -> dict:
+    """Train every combination that is not DONE, evaluate, and write the aggregate results.
+
+    ``train_fn(train_config, run_dir)`` trains (or resumes) one run; ``make_config(encoder=,
+    selector=, seed=, epochs=, **train_overrides)`` builds its config. Both default to
+    :mod:`relext.train`. With ``train=False`` unfinished runs are left alone (finished ones
+    are evaluated and summarised). Returns the summary written to ``results.json``.
+    """
+    from tqdm.auto import tqdm
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    train_fn = train_fn or (
+        (lambda c, d: _default_train_with(c, d, dataset)) if dataset is not None else _default_train)
+    make_config = make_config or _default_make_config
+    timing = _Timing(out / "timing.json")
+    started = time.time()
+    invocation = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": 0.0}
+    timing.data["invocations"].append(invocation)
+    write_json_atomic(out / "grid.json", config.to_dict())
+
+    # build all configs first: bad names / fields fail before any training
+    runs = config.runs()
+    train_configs = {
+        r.name: make_config(encoder=r.encoder, selector=r.selector, seed=r.seed,
+                            epochs=config.epochs, **config.train_overrides)
+        for r in runs
+    }
+    failed: dict[str, str] = {}
+    bar = tqdm(runs, desc="grid", disable=None if progress else True)
+    for r in bar:
+        bar.set_postfix_str(r.name)
+        trained = False
+        run_dir = config.run_dir(out, r)
+        try:
+            if not (run_dir / "DONE").exists():
+                if not train:
+                    continue
+                t0 = time.time()
+                train_fn(train_configs[r.name], run_dir)
+                trained = True
+                timing.add_run(r.name, "train_seconds", time.time() - t0)
+                if not (run_dir / "DONE").exists():
+                    raise RuntimeError(f"trainer returned but {run_dir}/DONE was not written")
+            if not _eval_current(run_dir, config):
+                t0 = time.time()
+                evaluate_run(run_dir, threshold_mode=config.threshold_mode,
+                             n_resamples=config.n_resamples, confidence=config.confidence,
+                             bootstrap_seed=config.bootstrap_seed, predict_fn=predict_fn,
+                             dataset=dataset)
+                timing.add_run(r.name, "eval_seconds", time.time() - t0)
+        except Exception as exc:  # noqa: BLE001 - a long grid keeps going, reports at the end
+            if not keep_going:
+                raise
+            log.exception("run %s failed", r.name)
+            failed[r.name] = f"{type(exc).__name__}: {exc}"
+        invocation["seconds"] = time.time() - started
+        timing.save()
+        if trained or not (out / "results.json").exists():
+            # after a real training run the plots are cheap next to it: refresh them too
+            write_summary(config, out, timing=timing.data, failed=failed, plots=plots and trained)
+    return write_summary(config, out, timing=timing.data, failed=failed, plots=plots)
+
+
+def _default_train_with(config, run_dir, dataset):
+    from relext.train import train
+
+    return train(config, run_dir, dataset=dataset, progress=True)
+
+
+def _eval_current(run_dir: Path, config: GridConfig) -> bool:
+    """Is run_dir/eval.json present, newer than DONE, and made with the grid's eval settings?"""
+    path = run_dir / "eval.json"
+    if not path.exists():
+        return False
+    if path.stat().st_mtime < (run_dir / "DONE").stat().st_mtime:
+        return False
+    try:
+        d = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return False
+    b = d.get("bootstrap", {})
+    return (d.get("threshold_mode") == config.threshold_mode
+            and b.get("n_resamples") == config.n_resamples
+            and b.get("confidence") == config.confidence
+            and b.get("seed") == config.bootstrap_seed)
+
+
+# --------------------------------------------------------------------------------------------
+# Aggregation
+# --------------------------------------------------------------------------------------------
+def _si(values: Sequence[float], confidence: float) -> dict:
+    s = seed_interval(values, confidence)
+    return {**asdict(s), "flagged": s.flagged}
+
+
+def aggregate(results: dict[tuple[str, str], list[EvalResult]], confidence: float = 0.95) -> dict:
+    """Per variant, per (encoder, selector): seed means and t-intervals of every figure."""
+    variants: dict[str, list[dict]] = {}
+    for (enc, sel), evals in results.items():
+        if not evals:
+            continue
+        for variant in evals[0].scores:
+            if not all(variant in e.scores for e in evals):
+                continue
+            sc = [e.scores[variant] for e in evals]
+            combo: dict = {"encoder": enc, "selector": sel, "n_seeds": len(evals),
+                           "seeds": [e.seed for e in evals]}
+            combo["micro_f1"] = {s: _si([x[s].micro_f1 for x in sc], confidence) for s in sc[0]}
+            combo["macro_f1"] = {s: _si([x[s].macro_f1 for x in sc], confidence) for s in sc[0]}
+            combo["pr_auc"] = {s: _si([x[s].pr_auc for x in sc], confidence) for s in sc[0]}
+            combo["f1"] = {
+                rel: {
+                    "male": _si([x["male_test"].relation(rel).f1 for x in sc], confidence),
+                    "female": _si([x["female_test"].relation(rel).f1 for x in sc], confidence),
+                    "pooled": _si([x["pooled"].relation(rel).f1 for x in sc], confidence),
+                }
+                for rel in POSITIVE_RELATIONS
+            }
+            combo["gaps"] = {}
+            for metric in GAP_METRICS:
+                per_rel = {}
+                for rel in (*POSITIVE_RELATIONS, MICRO):
+                    gs = [g for e in evals for g in e.gaps[variant]
+                          if g.relation == rel and g.metric == metric]
+                    if not gs:
+                        continue
+                    d = _si([g.gap for g in gs], confidence)
+                    d["bootstrap_flagged"] = sum(g.flagged for g in gs)
+                    d["bootstrap_intervals"] = [[g.ci_low, g.ci_high] for g in gs]
+                    per_rel[rel] = d
+                combo["gaps"][metric] = per_rel
+            variants.setdefault(variant, []).append(combo)
+    return variants
+
+
+def findings(variants: dict) -> list[str]:
+    """Statements comparing the grid with the paper's findings, computed from the numbers."""
+    combos = variants.get("argmax") or next(iter(variants.values()), [])
+    if not combos:
+        return []
+    lines = []
+    gaps = {(c["encoder"], c["selector"]): c["gaps"]["f1"] for c in combos}
+    n = len(gaps)
+    largest = {k: max(POSITIVE_RELATIONS, key=lambda r: abs(g[r]["mean"])) for k, g in gaps.items()}
+    n_sp = sum(v == "spouse" for v in largest.values())
+    n_male = sum(g["spouse"]["mean"] > 0 for g in gaps.values())
+    n_flag = sum(g["spouse"]["flagged"] for g in gaps.values())
+    n_multi = sum(g["spouse"]["n"] >= 2 for g in gaps.values())
+    n_boot = sum(g["spouse"]["bootstrap_flagged"] for g in gaps.values())
+    n_runs = sum(g["spouse"]["n"] for g in gaps.values())
+    lines.append(
+        f"Spouse has the largest |F1 gap| in {n_sp} of {n} encoder/selector combinations "
+        f"(largest elsewhere: {sorted({v for v in largest.values() if v != 'spouse'}) or 'none'}); "
+        f"the spouse gap favours male articles (mean > 0) in {n_male} of {n}; its seed interval "
+        f"excludes 0 in {n_flag} of the {n_multi} combinations with >= 2 seeds and its entity-"
+        f"bootstrap interval in {n_boot} of {n_runs} runs. Paper: spouse gap largest, favouring men.")
+    mean_abs = {r: sum(abs(g[r]["mean"]) for g in gaps.values()) / n for r in POSITIVE_RELATIONS}
+    n_bd = sum(g["birthDate"]["bootstrap_flagged"] for g in gaps.values())
+    order = sorted(POSITIVE_RELATIONS, key=lambda r: mean_abs[r])
+    lines.append(
+        "Mean |F1 gap| over combinations: " + ", ".join(f"{r} {mean_abs[r]:.3f}" for r in order)
+        + f"; birthDate's entity-bootstrap interval excludes 0 in {n_bd} of {n_runs} runs. "
+        "Paper: birthDate shows very little gap.")
+    eo = {(c["encoder"], c["selector"]): c["gaps"]["recall"] for c in combos}
+    eo_largest = [max(POSITIVE_RELATIONS, key=lambda r: abs(g[r]["mean"])) for g in eo.values()]
+    counts = {r: eo_largest.count(r) for r in POSITIVE_RELATIONS if eo_largest.count(r)}
+    lines.append(
+        "Largest |equality-of-opportunity gap| (TPR male − female) per combination: "
+        + ", ".join(f"{r} in {k}" for r, k in sorted(counts.items(), key=lambda kv: -kv[1]))
+        + f" of {n}. Paper: birthDate satisfies equality of opportunity the least in all "
+        "combinations but RNN+attention (spouse).")
+    encs = sorted({c["encoder"] for c in combos})
+    pairs = [(e, gaps.get((e, "average")), gaps.get((e, "attention"))) for e in encs]
+    pairs = [(e, a, t) for e, a, t in pairs if a is not None and t is not None]
+    if pairs:
+        micro = {(c["encoder"], c["selector"]): c["micro_f1"]["pooled"]["mean"] for c in combos}
+        smaller = [e for e, a, t in pairs if abs(a["spouse"]["mean"]) < abs(t["spouse"]["mean"])]
+        better = [e for e, _, _ in pairs if micro[(e, "average")] > micro[(e, "attention")]]
+        lines.append(
+            f"Average vs attention: the average selector has the smaller |spouse F1 gap| for "
+            f"{len(smaller)} of {len(pairs)} encoders ({', '.join(smaller) or 'none'}) and the "
+            f"higher pooled micro F1 for {len(better)} of {len(pairs)} ({', '.join(better) or 'none'}). "
+            "Paper: average selectors show less bias for every encoder but PCNN and score "
+            "slightly higher across the board.")
+    return lines
+
+
+def collect(config: GridConfig, out: Path) -> dict[tuple[str, str], list[EvalResult]]:
+    results: dict[tuple[str, str], list[EvalResult]] = {}
+    for r in config.runs():
+        run_dir = config.run_dir(out, r)
+        if (run_dir / "eval.json").exists() and (run_dir / "DONE").exists():
+            results.setdefault((r.encoder, r.selector), []).append(load_eval(run_dir))
+    return results
+
+
+def run_metrics(run_dir: Path) -> dict:
+    """Training facts of a finished run from its metrics.json (epochs, best epoch, epoch time)."""
+    path = run_dir / "metrics.json"
+    if not path.exists():
+        return {}
+    try:
+        m = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return {}
+    epochs = m.get("epochs") or []
+    times = [e["train_seconds"] for e in epochs if isinstance(e, dict) and "train_seconds" in e]
+    return {"epochs_run": m.get("epochs_run"), "best_epoch": m.get("best_epoch"),
+            "stopped_early": m.get("stopped_early"), "best_validation": m.get("best_score"),
+            "mean_epoch_train_seconds": sum(times) / len(times) if times else None,
+            "threads": m.get("threads")}
+
+
+def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = None,
+                  failed: dict | None = None, plots: bool = True) -> dict:
+    """Aggregate the evaluated runs of the grid and write results.json / results.md / plots."""
+    out = Path(out)
+    results = collect(config, out)
+    variants = aggregate(results, config.confidence)
+    runs_done = sorted(r.name for r in config.runs() if (config.run_dir(out, r) / "DONE").exists())
+    names = {r.name: r for r in config.runs()}
+    timing = timing or {}
+    per_run = timing.get("runs", {})
+    summary = {
+        "meta": {**config.to_dict(), "version": package_version(),
+                 "n_runs": len(config.runs()), "runs_done": runs_done,
+                 "runs_evaluated": sum(len(v) for v in results.values()),
+                 "runs_failed": failed or {}},
+        "timing": {
+            "n_runs": len(per_run),
+            "train_seconds_total": sum(v.get("train_seconds", 0.0) for v in per_run.values()),
+            "eval_seconds_total": sum(v.get("eval_seconds", 0.0) for v in per_run.values()),
+            "wall_seconds_total": sum(i.get("seconds", 0.0) for i in timing.get("invocations", [])),
+            "per_run": per_run,
+            "loadavg": [round(x, 2) for x in os.getloadavg()],
+            "cpu_count": os.cpu_count(),
+        },
+        "runs": {name: run_metrics(config.run_dir(out, names[name])) for name in runs_done},
+        "variants": variants,
+        "findings": findings(variants),
+    }
+    write_json_atomic(out / "results.json", summary)
+    write_text_atomic(out / "results.md", grid_markdown(summary))
+    if plots and variants:
+        from relext.plots import plot_grid
+
+        plot_grid(summary, out)
+    return summary

@@ -1,0 +1,202 @@
+"""Markdown and JSON renderings of evaluation and grid results; atomic writes."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from wikigenderbias.schema import POSITIVE_RELATIONS
+
+
+def _json_default(o: Any):
+    import numpy as np
+
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _clean(o: Any) -> Any:
+    """NaN/inf -> None so the JSON is standard."""
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    return o
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_json_atomic(path: str | Path, obj: Any) -> Path:
+    return write_text_atomic(
+        path, json.dumps(_clean(json.loads(json.dumps(obj, default=_json_default))),
+                         indent=2, ensure_ascii=False) + "\n")
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    return f"{x:.{digits}f}"
+
+
+def fmt_signed(x: float | None, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    return f"{x:+.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# One run
+# --------------------------------------------------------------------------------------------
+def eval_markdown(result) -> str:
+    """Markdown report of an :class:`relext.evaluate.EvalResult`."""
+    cfg = result.config
+    out = [f"# Evaluation of `{result.run_dir}`", ""]
+    desc = ", ".join(f"{k}={cfg[k]}" for k in ("encoder", "selector", "seed", "epochs") if k in cfg)
+    out += [f"Model: {desc or 'unknown config'}; wgb {result.version}.", ""]
+    if result.thresholds is not None:
+        ts = sorted({round(t, 4) for t in result.thresholds[1:] if math.isfinite(t)})
+        out += [f"Threshold variant: {result.threshold_mode} threshold(s) {ts} chosen on the "
+                "validation split, applied unchanged to the tests.", ""]
+    b = result.bootstrap
+    out += [f"Intervals: {b.get('confidence', 0.95):.0%} bootstrap percentile intervals over test "
+            f"entities ({b.get('n_resamples')} resamples, seed {b.get('seed')}). "
+            "**Bold** gaps have intervals that exclude 0.", ""]
+    for variant, by_split in result.scores.items():
+        out += [f"## Decision rule: {variant}", ""]
+        rows = []
+        for split, sc in by_split.items():
+            rows.append([split, str(sc.n_bags)] + [fmt(sc.relation(r).f1) for r in POSITIVE_RELATIONS]
+                        + [fmt(sc.micro_f1), fmt(sc.macro_f1), fmt(sc.pr_auc), fmt(sc.curve_max_f1)])
+        out += [_table(["split", "bags", *[f"F1 {r}" for r in POSITIVE_RELATIONS], "micro F1",
+                        "macro F1", "PR-AUC", "curve max F1"], rows), ""]
+        rows = []
+        for split, sc in by_split.items():
+            for r in sc.relations:
+                rows.append([split, r.relation, fmt(r.precision), fmt(r.recall), fmt(r.f1),
+                             str(r.support), str(r.predicted)])
+        out += ["<details><summary>precision / recall per relation</summary>", "",
+                _table(["split", "relation", "P", "R", "F1", "gold", "predicted"], rows), "",
+                "</details>", ""]
+        rows = []
+        for g in result.gaps.get(variant, []):
+            gap = fmt_signed(g.gap)
+            if g.flagged:
+                gap = f"**{gap}**"
+            rows.append([g.relation, "F1 gap" if g.metric == "f1" else "EO gap (TPR)",
+                         fmt(g.male), fmt(g.female), gap,
+                         f"[{fmt_signed(g.ci_low)}, {fmt_signed(g.ci_high)}]"])
+        out += ["### Gender gaps (male − female)", "",
+                _table(["relation", "metric", "male", "female", "gap", "interval"], rows), ""]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Grid
+# --------------------------------------------------------------------------------------------
+def grid_markdown(summary: dict) -> str:
+    """Markdown report of a grid summary (the dict written to results.json)."""
+    out = ["# Relation extraction gender-gap grid", ""]
+    meta = summary.get("meta", {})
+    out += [f"Encoders {meta.get('encoders')} × selectors {meta.get('selectors')} × seeds "
+            f"{meta.get('seeds')}, "
+            f"{meta.get('epochs') or 'the trainer default number of'} epoch(s) max; "
+            f"{meta.get('runs_evaluated')} of {meta.get('n_runs')} runs evaluated; "
+            f"wgb {meta.get('version')}.",
+            ""]
+    t = summary.get("timing", {})
+    if t:
+        out += [f"Time: {fmt(t.get('train_seconds_total'), 0)} s training + "
+                f"{fmt(t.get('eval_seconds_total'), 0)} s evaluation, measured by the grid for "
+                f"{t.get('n_runs')} runs "
+                f"(wall time of the grid invocations: {fmt(t.get('wall_seconds_total'), 0)} s; "
+                f"load average at the end {t.get('loadavg')}; {t.get('cpu_count')} CPUs shared).",
+                ""]
+    out += ["Values are means over seeds with a Student-t 95% interval across seeds in brackets. "
+            "Gaps are male − female; **bold** gaps have a seed interval that excludes 0; "
+            "`b k/n` = in k of n runs the entity-bootstrap interval of that run excludes 0.", ""]
+    for variant, combos in summary.get("variants", {}).items():
+        out += [f"## Decision rule: {variant}", ""]
+        rows = []
+        for c in combos:
+            rows.append([c["encoder"], c["selector"], str(c["n_seeds"]),
+                         _mean_ci(c["micro_f1"]["male_test"]), _mean_ci(c["micro_f1"]["female_test"]),
+                         _mean_ci(c["pr_auc"]["pooled"])])
+        out += ["### Overall", "", _table(["encoder", "selector", "seeds", "micro F1 male",
+                                           "micro F1 female", "PR-AUC pooled"], rows), ""]
+        for metric, title in (("f1", "F1 gap = F1(male) − F1(female)"),
+                              ("recall", "Equality of opportunity gap = TPR(male) − TPR(female)")):
+            rows = []
+            for c in combos:
+                row = [c["encoder"], c["selector"]]
+                for rel in POSITIVE_RELATIONS:
+                    g = c["gaps"][metric][rel]
+                    cell = _mean_ci(g, signed=True, bold=g.get("flagged", False))
+                    cell += f" b {g['bootstrap_flagged']}/{g['n']}"
+                    row.append(cell)
+                rows.append(row)
+            out += [f"### {title}", "", _table(["encoder", "selector", *POSITIVE_RELATIONS], rows), ""]
+        rows = []
+        for c in combos:
+            row = [c["encoder"], c["selector"]]
+            for rel in POSITIVE_RELATIONS:
+                row.append(f"{fmt(c['f1'][rel]['male']['mean'])} / {fmt(c['f1'][rel]['female']['mean'])}")
+            rows.append(row)
+        out += ["### F1 per relation (male / female)", "",
+                _table(["encoder", "selector", *POSITIVE_RELATIONS], rows), ""]
+    runs = summary.get("runs") or {}
+    if runs:
+        per = (summary.get("timing") or {}).get("per_run", {})
+        rows = [[name, str(r.get("epochs_run")), str(r.get("best_epoch")),
+                 fmt(r.get("best_validation")), fmt(r.get("mean_epoch_train_seconds"), 1),
+                 fmt(per.get(name, {}).get("train_seconds"), 0)]
+                for name, r in sorted(runs.items())]
+        out += ["## Runs", "", _table(["run", "epochs", "best epoch", "validation score",
+                                       "s / epoch", "train s (grid)"], rows), ""]
+    findings = summary.get("findings")
+    if findings:
+        out += ["## Comparison with the paper's findings", ""]
+        out += [f"- {line}" for line in findings] + [""]
+    return "\n".join(out)
+
+
+def _mean_ci(d: dict, *, signed: bool = False, bold: bool = False) -> str:
+    f = fmt_signed if signed else fmt
+    s = f(d.get("mean"))
+    if bold:
+        s = f"**{s}**"
+    lo, hi = d.get("ci_low"), d.get("ci_high")
+    if lo is not None and hi is not None and all(isinstance(x, float) and math.isfinite(x)
+                                                 for x in (lo, hi)):
+        s += f" [{f(lo)}, {f(hi)}]"
+    return s

@@ -1,0 +1,1 @@
+"""Word lists shipped with relext (gzipped); see PROVENANCE.md."""

@@ -1,0 +1,116 @@
+"""Run directories: where a training run keeps its files, atomic writes, the DONE marker.
+
+Layout of a run directory::
+
+    config.json         the TrainConfig (+ package version): everything to rebuild the model
+    vocab.json          the word vocabulary (relext.vocab.Vocab)
+    checkpoint.pt       resume state, rewritten after every epoch
+    model.pt            the best model on the validation split
+    metrics.json        per-epoch validation metrics and timings
+    predictions/<split>.jsonl   one row per evaluation bag (relext.predict)
+    DONE                written last: the run finished
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("wgb")
+    except Exception:  # running from a source tree without metadata
+        return "0.0.0+local"
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+    return atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+def atomic_torch_save(path: str | os.PathLike, obj: Any) -> Path:
+    import torch
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """Paths of one run directory."""
+
+    root: Path
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        object.__setattr__(self, "root", Path(root))
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def vocab(self) -> Path:
+        return self.root / "vocab.json"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "checkpoint.pt"
+
+    @property
+    def model(self) -> Path:
+        return self.root / "model.pt"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.json"
+
+    @property
+    def done(self) -> Path:
+        return self.root / "DONE"
+
+    @property
+    def predictions(self) -> Path:
+        return self.root / "predictions"
+
+    def prediction_file(self, split: str) -> Path:
+        return self.predictions / f"{split}.jsonl"
+
+    def is_done(self) -> bool:
+        return self.done.exists()
+
+    def mark_done(self) -> None:
+        atomic_write_text(self.done, "done\n")

@@ -1,0 +1,409 @@
+"""Training a bag-level relation extractor into a run directory (see :mod:`relext.run`).
+
+>>> from relext.train import TrainConfig, train
+>>> run_dir = train(TrainConfig(encoder="pcnn", selector="attention", epochs=3), "runs/pcnn-att-s0")
+
+* One ``seed`` seeds python, numpy and torch (model init, dropout, bag shuffling); two runs with
+  the same config give identical numbers (CPU, same thread count).
+* Model selection and early stopping use the **validation** split only (``select_metric``:
+  ``micro_f1`` = micro F1 over the positive relations with argmax including NA, or ``pr_auc`` =
+  average precision over (bag, positive relation) scores). Test splits are never read here.
+* After every epoch ``checkpoint.pt`` holds everything to resume (model, optimizer, epoch, all
+  random states, best score); rerunning on a run directory without ``DONE`` resumes there, with
+  ``DONE`` returns at once. A run directory holding another config, or a checkpoint that does
+  not match its config or vocabulary, is an error before any training.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from relext.bags import UNLOCATED_POLICIES, check_dataset, iter_batches
+from relext.data import PreparedSplit, apply_dataset_transforms, load_dataset_dict, prepare_split, resolve_transforms
+from relext.embeddings import Word2VecParams, embedding_matrix, train_word2vec
+from relext.encoders import encoder_class
+from relext.model import BagModel, build_model
+from relext.run import RunDir, atomic_torch_save, atomic_write_json, package_version
+from relext.selectors import selector_class
+from relext.vocab import PAD, UNK, Vocab
+from wikigenderbias.schema import RELATIONS, SPLITS
+
+OPTIMIZERS = ("sgd", "adam")
+SELECT_METRICS = ("micro_f1", "pr_auc")
+#: Fields that do not change results' identity (a run may resume with other values).
+#: Splits training reads (the test splits are never read while training).
+TRAIN_SPLITS = ("train", "validation")
+RUNTIME_FIELDS = frozenset({"threads", "cache_dir", "eval_batch_size"})
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (OpenNRE's defaults for the model)."""
+
+    encoder: str = "pcnn"
+    selector: str = "attention"
+    seed: int = 0
+    epochs: int = 10
+    batch_size: int = 160           # bags per batch
+    optimizer: str = "sgd"
+    lr: float = 0.1
+    weight_decay: float = 1e-5
+    word_dim: int = 50              # OpenNRE 50; the WikiGenderBias authors 100
+    pos_dim: int = 5
+    hidden: int = 230
+    kernel: int = 3
+    max_length: int = 120
+    dropout: float = 0.5
+    patience: int = 3               # epochs without improvement before stopping; 0 = never stop early
+    select_metric: str = "micro_f1"
+    rnn_cell: str = "gru"
+    bucket_size: int = 64           # CNN/PCNN: sentences per length bucket (speed only)
+    unlocated: str = "start"        # see relext.bags
+    dataset: str | None = None      # benchmark folder; None = the embedded release
+    w2v_window: int = 5
+    w2v_min_count: int = 2
+    w2v_sg: int = 0
+    w2v_negative: int = 5
+    w2v_epochs: int = 5
+    lowercase: bool = True
+    dataset_transform: list[str] = field(default_factory=list)
+    vectors_transform: list[str] = field(default_factory=list)
+    transformer_path: str | None = None
+    max_wordpieces: int = 128
+    threads: int | None = None      # torch threads; None = torch's default
+    eval_batch_size: int = 512      # bags per evaluation batch
+    cache_dir: str | None = None    # Word2Vec cache; None = $WGB_CACHE/word2vec or ~/.cache/wgb/word2vec
+
+    def validate(self) -> "TrainConfig":
+        encoder_class(self.encoder)
+        selector_class(self.selector)
+        checks = [
+            (self.optimizer in OPTIMIZERS, f"optimizer must be one of {list(OPTIMIZERS)}, got {self.optimizer!r}"),
+            (self.select_metric in SELECT_METRICS, f"select_metric must be one of {list(SELECT_METRICS)}, got {self.select_metric!r}"),
+            (self.unlocated in UNLOCATED_POLICIES, f"unlocated must be one of {list(UNLOCATED_POLICIES)}, got {self.unlocated!r}"),
+            (self.rnn_cell in ("gru", "lstm"), f"rnn_cell must be 'gru' or 'lstm', got {self.rnn_cell!r}"),
+            (self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}"),
+            (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
+            (self.max_length >= 2, f"max_length must be >= 2, got {self.max_length}"),
+            (self.lr > 0, f"lr must be > 0, got {self.lr}"),
+            (0 <= self.dropout < 1, f"dropout must be in [0, 1), got {self.dropout}"),
+            (self.patience >= 0, f"patience must be >= 0, got {self.patience}"),
+            (self.kernel >= 1 and self.kernel % 2 == 1, f"kernel must be a positive odd number, got {self.kernel}"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise ValueError(msg)
+        if isinstance(self.dataset_transform, str) or isinstance(self.vectors_transform, str):
+            raise ValueError("dataset_transform / vectors_transform are lists of debiaser names")
+        return self
+
+    def word2vec_params(self) -> Word2VecParams:
+        return Word2VecParams(dim=self.word_dim, window=self.w2v_window, min_count=self.w2v_min_count,
+                              sg=self.w2v_sg, negative=self.w2v_negative, epochs=self.w2v_epochs,
+                              seed=self.seed, lowercase=self.lowercase)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["dataset_transform"] = list(self.dataset_transform)
+        d["vectors_transform"] = list(self.vectors_transform)
+        return d
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any] | str | os.PathLike, *, source: str | None = None) -> "TrainConfig":
+        if not isinstance(obj, dict):
+            path = Path(obj)
+            source = source or str(path)
+            try:
+                obj = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
+        obj = dict(obj.get("config", obj)) if "config" in obj and isinstance(obj["config"], dict) else dict(obj)
+        obj.pop("package_version", None)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise ValueError(f"{source or 'config'}: unknown field(s) {unknown}; known: {sorted(known)}")
+        return cls(**obj)
+
+    def identity(self) -> dict[str, Any]:
+        return {k: v for k, v in self.to_json().items() if k not in RUNTIME_FIELDS}
+
+    def differences(self, other: "TrainConfig") -> list[str]:
+        a, b = self.identity(), other.identity()
+        return [k for k in a if a[k] != b.get(k)]
+
+
+# --------------------------------------------------------------------------------------------
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+
+
+def validation_metrics(probs: np.ndarray, labels: Sequence[Sequence[int]]) -> dict[str, float]:
+    """Quick validation metrics (full evaluation: relext.evaluate).
+
+    ``micro_f1``: argmax over all classes including NA; a bag predicted r != NA is a true
+    positive when r is among its gold labels; every positive gold label not predicted is a false
+    negative. ``pr_auc``: average precision of the (bag, positive relation) scores.
+    """
+    from sklearn.metrics import average_precision_score
+
+    n, c = probs.shape
+    gold = np.zeros((n, c), dtype=bool)
+    for i, labs in enumerate(labels):
+        gold[i, list(labs)] = True
+    pred = probs.argmax(1)
+    pos_pred = pred != 0
+    tp = int(gold[np.arange(n), pred][pos_pred].sum())
+    fp = int(pos_pred.sum()) - tp
+    fn = int(gold[:, 1:].sum()) - tp
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    y, s = gold[:, 1:].ravel(), probs[:, 1:].ravel()
+    ap = float(average_precision_score(y, s)) if y.any() else 0.0
+    acc = float(np.mean(gold[np.arange(n), pred])) if n else 0.0
+    return {"micro_f1": f1, "precision": prec, "recall": rec, "pr_auc": ap, "accuracy": acc, "bags": n}
+
+
+@torch.inference_mode()
+def predict_proba(model: BagModel, split: PreparedSplit, batch_size: int = 512) -> np.ndarray:
+    """[num_bags, num_classes] probabilities of the evaluation bags of ``split``."""
+    was_training = model.training
+    model.eval()
+    out = []
+    try:
+        for b in iter_batches(split.bags, batch_size):
+            flat, seg = split.bags.select(b)
+            batch = split.table.gather(flat)
+            out.append(model.predict_proba(batch, seg, len(b)).float().numpy())
+    finally:
+        model.train(was_training)
+    return np.concatenate(out, 0) if out else np.zeros((0, model.num_classes), np.float32)
+
+
+def run_epoch(model: BagModel, optimizer: torch.optim.Optimizer, split: PreparedSplit, order: np.ndarray,
+              batch_size: int, *, desc: str = "train", progress: bool = True) -> float:
+    """One pass over the training bags of ``split`` in ``order``; returns the mean loss per bag."""
+    from tqdm.auto import tqdm
+
+    model.train()
+    criterion = nn.CrossEntropyLoss()
+    labels_all = torch.from_numpy(split.bags.label)
+    total_loss, seen = 0.0, 0
+    bar = tqdm(iter_batches(split.bags, batch_size, order), total=math.ceil(len(order) / batch_size),
+               desc=desc, disable=None if progress else True, leave=False)
+    for b in bar:
+        flat, seg = split.bags.select(b)
+        batch = split.table.gather(flat)
+        labels = labels_all.index_select(0, torch.from_numpy(b))
+        loss = criterion(model(batch, seg, len(b), labels), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item() * len(b)
+        seen += len(b)
+        bar.set_postfix(loss=f"{total_loss / seen:.4f}")
+    bar.close()
+    return total_loss / max(seen, 1)
+
+
+def make_optimizer(cfg: TrainConfig, model: nn.Module) -> torch.optim.Optimizer:
+    params = [p for p in model.parameters() if p.requires_grad]
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+
+def model_from_config(cfg: TrainConfig, vocab: Vocab, vectors: np.ndarray | None = None) -> BagModel:
+    return build_model(
+        cfg.encoder, cfg.selector, num_words=len(vocab), vectors=vectors, num_classes=len(RELATIONS),
+        dropout=cfg.dropout, word_dim=cfg.word_dim, pos_dim=cfg.pos_dim, max_length=cfg.max_length,
+        hidden=cfg.hidden, kernel=cfg.kernel, cell=cfg.rnn_cell, bucket_size=cfg.bucket_size,
+        model_path=cfg.transformer_path,
+    )
+
+
+def featurize_options(cfg: TrainConfig) -> dict[str, Any]:
+    if encoder_class(cfg.encoder).features == "words":
+        return {}
+    from relext.encoders.transformer import load_tokenizer
+
+    return {"tokenizer": load_tokenizer(cfg.transformer_path), "max_wordpieces": cfg.max_wordpieces}
+
+
+def training_sentences(train_split) -> list[list[str]]:
+    """The Word2Vec corpus: each distinct training sentence once (rows repeat a sentence per
+    relation of its head)."""
+    seen: set[str] = set()
+    out = []
+    for sid, toks in zip(train_split["sentence_id"], train_split["tokens"]):
+        if sid not in seen:
+            seen.add(sid)
+            out.append(toks)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+def train(
+    config: TrainConfig,
+    run_dir: str | os.PathLike,
+    *,
+    dataset=None,
+    progress: bool = True,
+    dataset_transforms: Sequence[Callable] = (),
+    vectors_transforms: Sequence[Callable] = (),
+) -> Path:
+    """Train into ``run_dir`` (resuming an unfinished run); returns the run directory.
+
+    ``dataset``: a DatasetDict of the canonical ``sentences`` form (default: ``config.dataset``
+    or the embedded release). ``dataset_transforms`` / ``vectors_transforms``: extra callables
+    applied after the ones named in the config (``f(dataset_dict, seed=) -> dataset_dict`` before
+    Word2Vec; ``f(keyed_vectors, seed=) -> keyed_vectors`` after it).
+    """
+    from tqdm.auto import tqdm
+
+    cfg = config.validate()
+    run = RunDir(run_dir)
+    if run.is_done():
+        return run.root
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+
+    # ---- everything that can fail fast, before long work
+    if run.config.exists():
+        saved = TrainConfig.from_json(run.config)
+        diff = cfg.differences(saved)
+        if diff:
+            raise ValueError(f"{run.config}: the run directory holds another config (fields {diff} differ); "
+                             "use a new run directory")
+    ckpt = None
+    if run.checkpoint.exists():
+        ckpt = torch.load(run.checkpoint, map_location="cpu", weights_only=False)
+        if not isinstance(ckpt, dict) or "config" not in ckpt:
+            raise ValueError(f"{run.checkpoint}: not a relext checkpoint")
+        diff = cfg.differences(TrainConfig.from_json(ckpt["config"], source=str(run.checkpoint)))
+        if diff:
+            raise ValueError(f"{run.checkpoint}: checkpoint does not match the config (fields {diff} differ)")
+        if not run.vocab.exists():
+            raise ValueError(f"{run.checkpoint}: checkpoint without {run.vocab.name}")
+    ds_transforms = resolve_transforms(cfg.dataset_transform, "dataset") + list(dataset_transforms)
+    kv_transforms = resolve_transforms(cfg.vectors_transform, "vectors") + list(vectors_transforms)
+    dataset = load_dataset_dict(cfg.dataset, dataset)
+    check_dataset(dataset, TRAIN_SPLITS, source=str(cfg.dataset or "dataset"))
+
+    seed_everything(cfg.seed)
+    t0 = time.perf_counter()
+    dataset = apply_dataset_transforms(dataset, ds_transforms, seed=cfg.seed)
+    info: dict[str, Any] = {"dataset_transform": list(cfg.dataset_transform), "vectors_transform": list(cfg.vectors_transform)}
+
+    # ---- vocabulary and vectors
+    vectors = None
+    if ckpt is not None:
+        vocab = Vocab.load(run.vocab)
+        if ckpt.get("vocab_fingerprint") != vocab.fingerprint():
+            raise ValueError(f"{run.checkpoint}: checkpoint does not match {run.vocab} (vocabulary fingerprint differs)")
+    elif encoder_class(cfg.encoder).features == "words":
+        tw = time.perf_counter()
+        kv = train_word2vec(training_sentences(dataset["train"]), cfg.word2vec_params(), cache_dir=cfg.cache_dir)
+        for fn in kv_transforms:
+            kv = fn(kv, seed=cfg.seed)
+        vocab = Vocab.from_words(kv.index_to_key, lowercase=cfg.lowercase)
+        vectors = embedding_matrix(vocab, kv, seed=cfg.seed)
+        info["word2vec"] = {"seconds": round(time.perf_counter() - tw, 3), "words": len(kv.index_to_key),
+                            "params": cfg.word2vec_params().to_json()}
+    else:
+        vocab = Vocab([PAD, UNK], lowercase=cfg.lowercase)
+
+    opts = featurize_options(cfg)
+    train_split = prepare_split(dataset["train"], "train", encoder=cfg.encoder, vocab=vocab, max_length=cfg.max_length,
+                                kind="train", unlocated=cfg.unlocated, featurize_options=opts)
+    val_split = prepare_split(dataset["validation"], "validation", encoder=cfg.encoder, vocab=vocab,
+                              max_length=cfg.max_length, kind="eval", featurize_options=opts)
+    if len(train_split.bags) == 0 or len(val_split.bags) == 0:
+        raise ValueError("the train and validation splits need at least one bag each")
+    info["data"] = {s.name: {**s.bags.info, "bags": len(s.bags), "sentences": len(s.bags.rows), **s.table.info}
+                    for s in (train_split, val_split)}
+    info["prepare_seconds"] = round(time.perf_counter() - t0, 3)
+
+    # ---- model, optimizer, state
+    seed_everything(cfg.seed)
+    model = model_from_config(cfg, vocab, vectors)
+    optimizer = make_optimizer(cfg, model)
+    shuffle = np.random.default_rng(cfg.seed)
+    state = {"epoch": 0, "best_score": -math.inf, "best_epoch": None, "bad_epochs": 0, "history": []}
+    if ckpt is not None:
+        try:
+            model.load_state_dict(ckpt["model"])
+            optimizer.load_state_dict(ckpt["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as exc:
+            raise ValueError(f"{run.checkpoint}: checkpoint does not fit the model of its config: {exc}") from None
+        for k in state:
+            state[k] = ckpt["state"][k]
+        random.setstate(ckpt["rng"]["python"])
+        np.random.set_state(ckpt["rng"]["numpy"])
+        torch.set_rng_state(ckpt["rng"]["torch"])
+        shuffle.bit_generator.state = ckpt["rng"]["shuffle"]
+        info = ckpt.get("info", info)
+    else:
+        run.root.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(run.config, {**cfg.to_json(), "package_version": package_version()})
+        vocab.save(run.vocab)
+
+    for epoch in range(state["epoch"], cfg.epochs):
+        if cfg.patience and state["bad_epochs"] >= cfg.patience:
+            break
+        t_epoch = time.perf_counter()
+        order = shuffle.permutation(len(train_split.bags))
+        mean_loss = run_epoch(model, optimizer, train_split, order, cfg.batch_size,
+                              desc=f"epoch {epoch + 1}/{cfg.epochs}", progress=progress)
+        train_seconds = time.perf_counter() - t_epoch
+        t_eval = time.perf_counter()
+        val = validation_metrics(predict_proba(model, val_split, cfg.eval_batch_size), val_split.bags.labels)
+        eval_seconds = time.perf_counter() - t_eval
+        score = val[cfg.select_metric]
+        improved = score > state["best_score"]
+        if improved:
+            state.update(best_score=score, best_epoch=epoch + 1, bad_epochs=0)
+            atomic_torch_save(run.model, {"config": cfg.to_json(), "vocab_fingerprint": vocab.fingerprint(),
+                                          "epoch": epoch + 1, "score": score, "state_dict": model.state_dict()})
+        else:
+            state["bad_epochs"] += 1
+        state["epoch"] = epoch + 1
+        state["history"].append({
+            "epoch": epoch + 1, "train_loss": mean_loss, "train_seconds": round(train_seconds, 3),
+            "eval_seconds": round(eval_seconds, 3), "validation": val, "best": improved,
+        })
+        if progress:
+            tqdm.write(f"epoch {epoch + 1}: loss {mean_loss:.4f}  validation {cfg.select_metric} "
+                       f"{score:.4f}  ({train_seconds:.1f}s train, {eval_seconds:.1f}s eval)")
+        atomic_torch_save(run.checkpoint, {
+            "config": cfg.to_json(), "vocab_fingerprint": vocab.fingerprint(), "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(), "state": state, "info": info,
+            "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
+                    "shuffle": shuffle.bit_generator.state},
+        })
+        _write_metrics(run, cfg, state, info)
+    _write_metrics(run, cfg, state, info, finished=True)
+    run.mark_done()
+    return run.root
+
+
+def _write_metrics(run: RunDir, cfg: TrainConfig, state: dict, info: dict, finished: bool = False) -> None:
+    atomic_write_json(run.metrics, {
+        "select_metric": cfg.select_metric, "split": "validation", "best_epoch": state["best_epoch"],
+        "best_score": state["best_score"] if state["best_epoch"] else None, "epochs_run": state["epoch"],
+        "stopped_early": bool(finished and state["epoch"] < cfg.epochs), "epochs": state["history"],
+        "threads": torch.get_num_threads(), "seed": cfg.seed, "package_version": package_version(), **info,
+    })

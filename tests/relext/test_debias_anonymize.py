@@ -1,0 +1,203 @@
+"""Name anonymization: labels per article, span recomputation, NER backends, cache."""
+from __future__ import annotations
+
+import pytest
+from relext.debias.fixtures import tiny_dsdict
+
+from relext.debias import spacy_pipeline
+from relext.debias.anonymize import Anonymize, GazetteerNER, _merge, replace_spans
+
+
+def _valid_spans(row):
+    n = len(row["tokens"])
+    for key in ("head_span", "tail_span"):
+        s, e = row[key]
+        assert (s, e) == (-1, -1) or 0 <= s < e <= n, (key, row)
+
+
+def test_replace_spans_collapses_names_and_maps_positions():
+    toks = "In 1960 John Smith told Alice Brown about it .".split()
+    new, pos = replace_spans(toks, [(2, 4, "E1"), (5, 7, "E2")])
+    assert new == "In 1960 E1 told E2 about it .".split()
+    assert pos == [0, 1, 2, 2, 3, 4, 4, 5, 6, 7]
+
+
+def test_merge_prefers_stronger_evidence_and_joins_neighbours():
+    # NER says "John Doe" (a new person, prio 3); "John" alone matches the head's name word (prio 4)
+    assert _merge([(0, 1, "E1", 4), (0, 2, "E3", 3)]) == [(0, 2, "E3")]
+    # two name words of the same person next to each other become one mention
+    assert _merge([(0, 1, "E1", 4), (1, 2, "E1", 4)]) == [(0, 2, "E1")]
+    assert _merge([(0, 1, "E1", 4), (1, 2, "E2", 4)]) == [(0, 1, "E1"), (1, 2, "E2")]
+
+
+@pytest.fixture(scope="module")
+def gazetteer_out():
+    an = Anonymize(ner="gazetteer")
+    ds = tiny_dsdict()
+    return ds, an.transform_dataset(ds), an
+
+
+def test_every_split_is_anonymized_with_same_features(gazetteer_out):
+    ds, out, _ = gazetteer_out
+    assert list(out) == list(ds)
+    for split in ds:
+        assert out[split].features == ds[split].features
+        assert len(out[split]) == len(ds[split])
+        assert out[split]["id"] == ds[split]["id"]
+        assert set(out[split]["head"]) == {"E1"}
+        for r in out[split]:
+            _valid_spans(r)
+
+
+def test_spans_are_recomputed_after_multi_token_names(gazetteer_out):
+    _, out, _ = gazetteer_out
+    rows = out["train"].to_list()
+    spouse = rows[0]
+    assert spouse["tokens"][:4] == ["E1", "married", "E2", "in"]
+    assert spouse["head_span"] == [0, 1] and spouse["tail_span"] == [2, 3]
+    assert spouse["tail"] == "E2"
+    na = rows[3]
+    assert na["tokens"][:4] == ["In", "1960", "E1", "told"] and na["head_span"] == [2, 3]
+    for r in rows:
+        for key, name in (("head_span", "head"), ("tail_span", "tail")):
+            s, e = r[key]
+            if s >= 0 and r[name].startswith("E") and r[name][1:].isdigit():
+                assert r["tokens"][s:e] == [r[name]]
+
+
+def test_labels_are_consistent_within_an_article_and_restart_per_article(gazetteer_out):
+    _, out, _ = gazetteer_out
+    rows = out["train"].to_list()
+    first, second = rows[:4], rows[4:]
+    # the head's surname alone is the head; the spouse's first name alone is the spouse
+    assert first[1]["tokens"][0] == "E1"
+    assert first[2]["tokens"][-2] == "E2"
+    assert "Mary" not in sum((r["tokens"] for r in first), [])
+    assert second[0]["tokens"][:3] == ["E1", "married", "E2"]
+
+
+def test_place_tails_are_never_replaced(gazetteer_out):
+    _, out, _ = gazetteer_out
+    rows = out["train"].to_list()
+    born = rows[2]
+    assert born["tail"] == "Georgia" and born["tokens"][born["tail_span"][0]] == "Georgia"
+    hyper = rows[1]
+    assert hyper["tokens"][hyper["tail_span"][0]] == "politician"
+
+
+def test_describe_records_the_backend(gazetteer_out):
+    _, _, an = gazetteer_out
+    d = an.describe()
+    assert d["ner_backend"]["kind"] == "gazetteer" and d["ner_backend"]["n_names"] == 10
+    assert d["stats"]["train"]["articles"] == 2 and d["stats"]["train"]["rows"] == 8
+
+
+def test_gazetteer_longest_match():
+    ner = GazetteerNER(["John Smith", "John", "Anna Lee (singer)"])
+    assert ner.annotate([["John", "Smith", "met", "Anna", "Lee", "and", "John"]]) == [
+        [[0, 2, "PERSON"], [3, 5, "PERSON"], [6, 7, "PERSON"]]
+    ]
+
+
+def test_auto_falls_back_to_the_gazetteer_with_a_warning(monkeypatch):
+    monkeypatch.setattr(spacy_pipeline, "installed_models", lambda: [])
+    an = Anonymize()
+    with pytest.warns(UserWarning, match="no English spaCy pipeline"):
+        an.transform_dataset(tiny_dsdict())
+    assert an.describe()["ner_backend"]["kind"] == "gazetteer"
+
+
+def test_unknown_ner_is_refused():
+    with pytest.raises(ValueError, match="unknown NER 'flair'"):
+        Anonymize(ner="flair")
+
+
+def test_spacy_without_model_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(spacy_pipeline, "installed_models", lambda: [])
+    with pytest.raises(RuntimeError, match="no English spaCy pipeline"):
+        spacy_pipeline.SpacyAnnotator(task="ner")
+
+
+def test_spacy_ner_is_cached_and_recorded(tmp_path):
+    if not spacy_pipeline.installed_models():
+        pytest.skip("no English spaCy pipeline installed (pip install 'wgb[ner]')")
+    ds = tiny_dsdict()
+    an = Anonymize(ner="spacy", cache_dir=str(tmp_path))
+    out = an.transform_dataset(ds)
+    d = an.describe()["ner_backend"]
+    assert d["kind"] == "spacy" and d["version"] and d["run"]["annotated"] > 0
+    rows = out["train"].to_list()
+    # "Alice Brown" is nobody the dataset knows: the NER makes her a new person of the article
+    assert rows[3]["tokens"][:7] == ["In", "1960", "E1", "told", "his", "friend", rows[3]["tokens"][6]]
+    assert rows[3]["tokens"][6] not in ("E1", "E2", "Alice") and rows[3]["tokens"][6].startswith("E")
+    assert "Brown" not in rows[3]["tokens"]
+    for split in out:
+        for r in out[split]:
+            _valid_spans(r)
+    from relext.debias import anonymize
+
+    anonymize._MEMO._items.clear()  # the in-process memo would answer before the disk cache
+    again = Anonymize(ner="spacy", cache_dir=str(tmp_path))
+    out2 = again.transform_dataset(ds)
+    run = again.describe()["ner_backend"]["run"]
+    assert run["annotated"] == 0 and run["cached"] == run["sentences"]
+    assert out2["train"].to_list() == rows
+
+
+def test_names_drop_territories_and_protected_tails_are_trimmed_out_of_mentions():
+    from relext.debias.anonymize import clean_name
+    from relext.debias.fixtures import row
+    from datasets import Dataset, DatasetDict
+    from wikigenderbias.schema import sentence_features
+
+    assert clean_name("Princess Dorothea of Saxe-Coburg and Gotha") == ["Princess", "Dorothea"]
+    assert clean_name("Anna Lee (singer), Jr.") == ["Anna", "Lee"]
+    text = "Princess Dorothea Maria was a princess of Gotha ."
+    r = row("train", "p", 0, "Princess Dorothea of Saxe-Coburg and Gotha", "Princess", "hypernym",
+            "female", text, (1, 2), (0, 1))
+    ds = DatasetDict({"train": Dataset.from_list([r], features=sentence_features())})
+    out = Anonymize(ner="gazetteer").transform_dataset(ds)["train"][0]
+    # the gazetteer finds nothing (the full name never occurs); the head span and the head's
+    # name word "Dorothea" become E1; "Princess" (the tail) and "Gotha" (a territory) stay
+    assert out["tokens"] == "Princess E1 Maria was a princess of Gotha .".split()
+    assert out["tail_span"] == [0, 1] and out["head_span"] == [1, 2] and out["tail"] == "Princess"
+
+
+def test_an_ner_mention_around_the_head_span_is_the_head(monkeypatch):
+    from datasets import Dataset, DatasetDict
+
+    from relext.debias.fixtures import row
+    from wikigenderbias.schema import sentence_features
+
+    class FakeNER:
+        def describe(self):
+            return {"kind": "fake"}
+
+        def annotate(self, token_lists):
+            # "Princess Dorothea Maria" and "Otto Berg" are persons
+            return [[[0, 3, "PERSON"], [6, 8, "PERSON"]] for _ in token_lists]
+
+    text = "Princess Dorothea Maria married in 1898 Otto Berg ."
+    r = row("train", "p", 0, "Princess Dorothea of Gotha", "Princess", "hypernym", "female", text, (1, 2), (0, 1))
+    ds = DatasetDict({"train": Dataset.from_list([r], features=sentence_features())})
+    an = Anonymize(ner="gazetteer")
+    monkeypatch.setattr(an, "_backend", lambda names: FakeNER())
+    out = an.transform_dataset(ds)["train"][0]
+    # the tail "Princess" is protected; the rest of the mention is the head; Otto Berg is new
+    assert out["tokens"] == "Princess E1 married in 1898 E2 .".split()
+    assert out["head_span"] == [1, 2] and out["tail_span"] == [0, 1]
+
+
+def test_a_head_span_on_a_territory_is_not_the_head():
+    from datasets import Dataset, DatasetDict
+
+    from relext.debias.fixtures import row
+    from wikigenderbias.schema import sentence_features
+
+    text = "She was the daughter of Prince Philipp of Gotha ."
+    r = row("train", "p", 0, "Princess Dorothea of Gotha", "Princess", "hypernym", "female", text, (8, 9), (-1, -1))
+    ds = DatasetDict({"train": Dataset.from_list([r], features=sentence_features())})
+    an = Anonymize(ner="gazetteer")
+    out = an.transform_dataset(ds)["train"][0]
+    assert out["tokens"] == text.split() and out["head_span"] == [8, 9]
+    assert an.describe()["stats"]["train"]["head_span_untrusted"] == 1

