@@ -127,8 +127,15 @@ def _dedupe(forms: list[Form]) -> list[Form]:
 
 
 @functools.lru_cache(maxsize=65536)
-def name_forms(name: str) -> tuple[Form, ...]:
-    """Surface forms of a person or other named entity, best first."""
+def name_forms(name: str, person: bool = True) -> tuple[Form, ...]:
+    """Surface forms of a person (or, with ``person=False``, a place or institution), best first.
+
+    For a person, parts of the name come only from the personal name: the first comma component
+    and the words before a territorial "of" ("Alfonso IV d'Este, Duke of Modena" -> "Alfonso",
+    "d'Este", never "Modena"; "Princess Dorothea of Saxe-Coburg" -> "Princess Dorothea",
+    "Dorothea", never "Gotha"), so that a mention of the territory is not taken for the person.
+    For a place every comma component counts ("Piqua, Kansas" -> "Piqua", "Kansas").
+    """
     forms: list[Form] = []
     full = tuple(tokenize(name.replace(",", " , ")))
     forms.append(Form(full, "full"))
@@ -138,15 +145,19 @@ def name_forms(name: str) -> tuple[Form, ...]:
         forms.append(Form(tuple(tokenize(bare.replace(",", " , "))), "no_paren", folded=True))
     parts = [p.strip() for p in bare.split(",") if p.strip()]
     if len(parts) > 1:
-        for p in parts:
+        for p in parts[:1] if person else parts:
             forms.append(Form(tuple(tokenize(p)), "comma_part", folded=True))
-    words = [t for t in tokenize(bare) if t != ","]
+    words = [t for t in tokenize(parts[0] if person and parts else bare) if t != ","]
+    if person and "of" in words[1:]:
+        words = words[:words.index("of", 1)]
     # contiguous runs of words, longest first, that end with a name word
     n = len(words)
     subs: list[tuple[str, ...]] = []
-    for length in range(n - 1, 0, -1):
+    for length in range(n, 0, -1):
         for i in range(0, n - length + 1):
             run = tuple(words[i:i + length])
+            if run == full:
+                continue
             # a run may start with a title ("Princess Dorothea") but not with a particle ("of ...")
             start_ok = _is_name_word(run[0]) or (length > 1 and run[0][:1].isupper())
             if start_ok and _is_name_word(run[-1]):
@@ -230,7 +241,7 @@ def date_forms(value: str) -> tuple[Form, ...]:
 def place_forms(label: str) -> tuple[Form, ...]:
     """Surface forms of a place: the full label, its comma components and name parts, then a
     token starting with a one-word component (demonyms such as "Milanese" for "Milan")."""
-    forms = list(name_forms(label))
+    forms = list(name_forms(label, person=False))
     for part in _strip_paren(label).split(","):
         words = tokenize(part)
         if len(words) == 1 and len(words[0]) >= 4:

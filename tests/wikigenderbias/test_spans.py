@@ -75,3 +75,13 @@ def test_every_match_kind_is_documented():
             assert f.kind in MATCH_KINDS
     for f in date_forms("November 2, 1924"):
         assert f.kind in MATCH_KINDS
+
+
+def test_territory_of_a_title_is_not_the_person():
+    toks = tokenize("He became Duke of Modena and Reggio in 1658 .")
+    loc = locate(toks, "Alfonso IV d'Este, Duke of Modena", "Modena", "birthPlace")
+    assert loc.head_match == "none" and loc.tail_span == (4, 5)
+    forms = {f.tokens for f in name_forms("Princess Dorothea of Saxe-Coburg and Gotha")}
+    assert ("Gotha",) not in forms and ("Saxe-Coburg",) not in forms and ("Dorothea",) in forms
+    # places keep every comma component
+    assert ("Kansas",) in {f.tokens for f in name_forms("Piqua, Kansas", person=False)}
