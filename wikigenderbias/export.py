@@ -32,14 +32,17 @@ def sentence_rows(entity: dict[str, Any], *, source: str = "distant") -> Iterabl
     eid = entity["entity_id"]
     head = entity["entity"]
     gender = entity["gender"]
-    for rel in entity["relations"]:
+    names = [rel["relation"] for rel in entity["relations"]]
+    for j, rel in enumerate(entity["relations"]):
         name = rel["relation"]
         relation_id(name)  # unknown relation -> clear error
+        # a relation listed more than once for an entity (e.g. two NA tails) gets its entry index
+        prefix = f"{eid}-{name}" if names.count(name) == 1 else f"{eid}-{name}-{j:02d}"
         for k, text in enumerate(rel["sentences"]):
             tokens = tokenize(text)
             loc = locate(tokens, head, rel["tail"], name)
             yield {
-                "id": f"{eid}-{name}-{k:03d}",
+                "id": f"{prefix}-{k:03d}",
                 "entity_id": eid,
                 "sentence_id": sentence_id(eid, text),
                 "head": head,
@@ -171,6 +174,9 @@ def write_benchmark(
     if folder.exists() and not overwrite:
         raise FileExistsError(f"{folder} exists; pass overwrite=True (--overwrite) to replace it")
     for split, ents in entities_by_split.items():
+        if not ents:
+            raise ValueError(f"split {split!r} is empty: every split needs at least one entity "
+                             "(datasets cannot load an empty parquet split)")
         _validate_entities(split, ents)
 
     rows_by_split: dict[str, list[dict[str, Any]]] = {}

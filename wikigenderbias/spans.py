@@ -74,6 +74,8 @@ def _split_glued(tok: str, out: list[str]) -> None:
 
 def fold(s: str) -> str:
     """Case- and accent-insensitive form of a string."""
+    if s.isascii():
+        return s.lower()
     s = unicodedata.normalize("NFKD", s)
     return "".join(c for c in s if not unicodedata.combining(c)).casefold()
 

@@ -41,7 +41,20 @@ def test_bad_records_are_rejected_before_anything_is_written(tmp_path, tiny_reco
         export_mod.write_benchmark(tmp_path / "x", ents, description="", progress=False)
     with pytest.raises(ValueError, match="missing \\['female_test'\\]"):
         export_mod.write_benchmark(tmp_path / "x", {s: [] for s in SPLITS[:3]}, description="", progress=False)
+    ents = tiny_entities()
+    ents["validation"] = []
+    with pytest.raises(ValueError, match="split 'validation' is empty"):
+        export_mod.write_benchmark(tmp_path / "x", ents, description="", progress=False)
     assert not (tmp_path / "x").exists()
+
+
+def test_row_ids_are_unique_when_a_relation_repeats(tiny_records):
+    ent = tiny_records()["train"][0]
+    ent["relations"] += [{"relation": "NA", "tail": "Yale", "sentences": ["Roe went to Yale ."]},
+                         {"relation": "NA", "tail": "Harvard", "sentences": ["Roe taught at Harvard ."]}]
+    ids = [r["id"] for r in export_mod.sentence_rows(ent)]
+    assert len(ids) == len(set(ids))
+    assert "t-0-spouse-000" in ids  # relations listed once keep the short id
 
 
 def test_an_interrupted_write_leaves_nothing_half_written(tmp_path, monkeypatch, tiny_folder, tiny_records):
