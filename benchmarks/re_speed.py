@@ -39,6 +39,15 @@ def _load():
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def _cpu() -> float:
+    """CPU seconds used by this process and its finished children (OpenNRE's DataLoader workers
+    are joined at the end of each epoch, so they are counted)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def time_ours(prepared, vocab, vectors, encoder: str, selector: str, *, epochs: int, seed: int = 0) -> dict:
     from relext.train import TrainConfig, make_optimizer, model_from_config, run_epoch, seed_everything
 
@@ -49,12 +58,15 @@ def time_ours(prepared, vocab, vectors, encoder: str, selector: str, *, epochs: 
     rng = np.random.default_rng(seed)
     times, losses = [], []
     load_before = _load()
+    cpu = []
     for _ in range(epochs):
         order = rng.permutation(len(prepared.bags))
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         losses.append(run_epoch(model, opt, prepared, order, cfg.batch_size, progress=False))
         times.append(time.perf_counter() - t)
+        cpu.append(_cpu() - c)
     return {"model": f"ours {encoder}+{selector}", "epoch_seconds": [round(x, 2) for x in times],
+            "epoch_cpu_seconds": [round(x, 2) for x in cpu],
             "mean_loss": [round(x, 4) for x in losses], "load_before": load_before, "load_after": _load()}
 
 
@@ -92,9 +104,10 @@ def time_opennre(train_path: Path, vocab, vectors, selector: str, *, epochs: int
     fw = framework.BagRE(train_path=str(train_path), val_path=None, test_path=None, model=m,
                          ckpt=str(train_path) + ".ckpt", batch_size=160, max_epoch=epochs, lr=0.1,
                          weight_decay=1e-5, opt="sgd", bag_size=0)
-    times, losses = [], []
+    times, losses, cpu = [], [], []
     load_before = _load()
     for _ in range(epochs):
+        c = _cpu()
         # OpenNRE's BagRE.train_model loop body, without its validation pass
         fw.train()
         t = time.perf_counter()
@@ -110,7 +123,13 @@ def time_opennre(train_path: Path, vocab, vectors, selector: str, *, epochs: int
             count += 1
         times.append(time.perf_counter() - t)
         losses.append(total / max(count, 1))
+        del data
+        import gc
+
+        gc.collect()
+        cpu.append(_cpu() - c)
     return {"model": f"OpenNRE {opennre.__name__} 0.1.1 pcnn+{selector}", "epoch_seconds": [round(x, 2) for x in times],
+            "epoch_cpu_seconds": [round(x, 2) for x in cpu],
             "mean_loss": [round(x, 4) for x in losses], "load_before": load_before, "load_after": _load(),
             "dataloader_workers": fw.train_loader.num_workers}
 
@@ -181,14 +200,25 @@ def main(argv=None) -> int:
                 mine = r["epoch_seconds"] + r2["epoch_seconds"]
                 ratio = float(np.mean(o["epoch_seconds"]) / np.mean(mine))
                 results.setdefault("speedup_vs_opennre", {})[f"pcnn+{sel}"] = round(ratio, 2)
-    results["load_end"] = _load()
+                mine_cpu = r["epoch_cpu_seconds"] + r2["epoch_cpu_seconds"]
+                results.setdefault("cpu_ratio_vs_opennre", {})[f"pcnn+{sel}"] = round(
+                    float(np.mean(o["epoch_cpu_seconds"]) / np.mean(mine_cpu)), 2)
+            write(results, args.out)
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
-    out.with_suffix(".md").write_text(render_md(results))
+    write(results, args.out)
     print(render_md(results))
     return 0
+
+
+def write(results: dict, out: str) -> None:
+    """Results so far (rewritten after every model, so a cut-short run keeps what it measured)."""
+    results["load_end"] = _load()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for suffix, text in ((".json", json.dumps(results, indent=2) + "\n"), (".md", render_md(results))):
+        tmp = out.with_suffix(suffix + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, out.with_suffix(suffix))
 
 
 def render_md(r: dict) -> str:
@@ -203,12 +233,17 @@ def render_md(r: dict) -> str:
         f"One-off preparation (not in the epoch times): Word2Vec {r['word2vec_seconds']} s (cached after the first run), "
         f"featurization {r['featurize_seconds']} s.",
         "",
-        "| model | seconds per epoch | mean loss | load before | load after |",
-        "|---|---|---|---|---|",
+        "| model | seconds per epoch (wall) | CPU seconds per epoch | mean loss | load before | load after |",
+        "|---|---|---|---|---|---|",
     ]
     for run in r["runs"]:
         lines.append(f"| {run['model']} | {', '.join(str(x) for x in run['epoch_seconds'])} | "
+                     f"{', '.join(str(x) for x in run.get('epoch_cpu_seconds', []))} | "
                      f"{', '.join(str(x) for x in run['mean_loss'])} | {run['load_before']} | {run['load_after']} |")
+    for k, v in r.get("cpu_ratio_vs_opennre", {}).items():
+        lines.append("")
+        lines.append(f"CPU seconds per epoch, OpenNRE / ours (mean of before and after), {k}: {v}x "
+                     "(less sensitive to the other jobs on a shared machine than wall time).")
     for k, v in r.get("speedup_vs_opennre", {}).items():
         lines.append("")
         lines.append(f"**Speedup vs OpenNRE, {k}: {v}x** (OpenNRE epoch time / mean of our epoch times "

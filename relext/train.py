@@ -276,11 +276,6 @@ def train(
 
     cfg = config.validate()
     run = RunDir(run_dir)
-    if run.is_done():
-        return run.root
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-
     # ---- everything that can fail fast, before long work
     if run.config.exists():
         saved = TrainConfig.from_json(run.config)
@@ -288,6 +283,10 @@ def train(
         if diff:
             raise ValueError(f"{run.config}: the run directory holds another config (fields {diff} differ); "
                              "use a new run directory")
+    if run.is_done():
+        return run.root
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     ckpt = None
     if run.checkpoint.exists():
         ckpt = torch.load(run.checkpoint, map_location="cpu", weights_only=False)

@@ -262,8 +262,11 @@ def debias_findings(combos: list[dict]) -> list[str]:
     if "hard_debias" in by:
         c = by["hard_debias"]
         verdict = "agrees" if _mean_abs_gap(c) < _mean_abs_gap(base) else "does not agree"
+        drop = _pooled_f1(c) < _pooled_f1(base) - 0.05
         lines.append(f"Hard-debiased embeddings reduce gaps (paper): {reduces('hard_debias')}; pooled "
-                     f"micro F1 {_pooled_f1(c):.3f}. Ours {verdict}.")
+                     f"micro F1 {_pooled_f1(c):.3f} vs {_pooled_f1(base):.3f}"
+                     + (" (the paper saw F1 rise; a smaller gap at much lower F1 is not a fairer model)"
+                        if drop else "") + f". Ours {verdict}.")
     if "anonymize" in by:
         c = by["anonymize"]
         h0, h1 = _gap(base, "hypernym"), _gap(c, "hypernym")

@@ -41,6 +41,8 @@ def test_run_dir_files_and_done(tmp_path, ds):
     stamp = (out / "model.pt").stat().st_mtime_ns
     assert train(cfg, out, dataset=ds, progress=False) == out
     assert (out / "model.pt").stat().st_mtime_ns == stamp
+    with pytest.raises(ValueError, match="another config"):   # even a finished run checks its config
+        train(small(tmp_path, lr=0.5), out, dataset=ds, progress=False)
 
 
 def test_same_seed_same_numbers_other_seed_differs(tmp_path, ds):
