@@ -20,6 +20,7 @@ from typing import Iterable, Mapping, Sequence
 from relext.evaluate import ensure_predictions, prediction_path, read_predictions
 from relext.report import write_text_atomic
 from wikigenderbias.schema import GENDERS, RELATIONS
+from wikigenderbias.spans import locate as spans_locate
 
 RULES: tuple[str, ...] = ("argmax", "all")
 
@@ -80,18 +81,6 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def locate(tokens: Sequence[str], mention: str) -> list[int]:
-    """[start, end) token span of ``mention`` in ``tokens`` (case-insensitive), [-1, -1] if absent."""
-    target = [t.lower() for t in tokenize(mention)]
-    low = [t.lower() for t in tokens]
-    n = len(target)
-    if n:
-        for i in range(len(low) - n + 1):
-            if low[i:i + n] == target:
-                return [i, i + n]
-    return [-1, -1]
-
-
 def read_text_file(path: str | Path) -> list[dict]:
     """Read new-text sentences: JSON lines of ``{"head", "tail", "gender"?, "tokens" | "text",
     "head_span"?, "tail_span"?}``; spans are token offsets [start, end), located when absent.
@@ -125,8 +114,12 @@ def read_text_file(path: str | Path) -> list[dict]:
                 if not isinstance(gender, str) or gender.strip().lower() not in GENDERS:
                     raise ValueError(f"{where}: field 'gender' is {gender!r}; expected one of {GENDERS}")
                 gender = gender.strip().lower()
+            # mentions not given are located with the benchmark's own rules (names, name parts,
+            # dates, labels); the relation is unknown, so the tail is matched as NA tails are
+            found = spans_locate(tokens, d["head"], d["tail"], "NA")
+            located = {"head_span": list(found.head_span), "tail_span": list(found.tail_span)}
             spans = {}
-            for key, mention in (("head_span", d["head"]), ("tail_span", d["tail"])):
+            for key in ("head_span", "tail_span"):
                 if key in d:
                     s = d[key]
                     if (not isinstance(s, list) or len(s) != 2 or not all(isinstance(x, int) for x in s)
@@ -135,7 +128,7 @@ def read_text_file(path: str | Path) -> list[dict]:
                                          f"within the {len(tokens)} tokens, got {s!r}")
                     spans[key] = list(s)
                 else:
-                    spans[key] = locate(tokens, mention)
+                    spans[key] = located[key]
             rows.append({"line": lineno, "head": d["head"], "tail": d["tail"], "gender": gender,
                          "tokens": tokens, "text": d.get("text", " ".join(tokens)), **spans})
     if not rows:

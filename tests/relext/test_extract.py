@@ -5,7 +5,6 @@ import pytest
 
 from relext.extract import (
     extract_text,
-    locate,
     read_text_file,
     text_dataset,
     tokenize,
@@ -37,11 +36,21 @@ def test_all_rule_uses_min_score_per_relation():
         triples_from_predictions(ROWS, rule="max")
 
 
-def test_tokenize_and_locate():
+def test_tokenize_and_locate_new_text():
     toks = tokenize("Marie Curie was born in Warsaw, Poland.")
     assert toks == ["Marie", "Curie", "was", "born", "in", "Warsaw", ",", "Poland", "."]
-    assert locate(toks, "warsaw") == [5, 6] and locate(toks, "Marie Curie") == [0, 2]
-    assert locate(toks, "Paris") == [-1, -1]
+
+
+def test_new_text_mentions_are_located_with_the_benchmark_rules(tmp_path):
+    p = write_lines(tmp_path / "t.jsonl", [
+        {"head": "Marie Curie", "tail": "Pierre Curie", "text": "In 1895 Curie married Pierre Curie ."},
+        {"head": "Marie Curie", "tail": "November 7, 1867", "text": "Curie was born on 7 November 1867 ."},
+        {"head": "Marie Curie", "tail": "Paris", "text": "She never saw Warsaw again ."},
+    ])
+    rows = read_text_file(p)
+    assert rows[0]["head_span"] == [2, 3] and rows[0]["tail_span"] == [4, 6]
+    assert rows[1]["tail_span"] == [4, 7]
+    assert rows[2]["head_span"] == [-1, -1] and rows[2]["tail_span"] == [-1, -1]
 
 
 def write_lines(path, objs):
