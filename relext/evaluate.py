@@ -483,7 +483,8 @@ def evaluate_run(
     write: bool = True,
 ) -> EvalResult:
     """Evaluate a run directory: predictions (written if missing) -> eval.json + eval.md."""
-    from relext.report import eval_markdown, write_json_atomic, write_text_atomic
+    from relext.report import eval_markdown
+    from wikigenderbias.io import write_json_atomic, write_text_atomic
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():

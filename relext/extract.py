@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from relext.evaluate import ensure_predictions, prediction_path, read_predictions
-from relext.report import write_text_atomic
+from wikigenderbias.io import write_text_atomic
 from wikigenderbias.schema import GENDERS, RELATIONS
 from wikigenderbias.spans import locate as spans_locate
 

@@ -25,7 +25,8 @@ from typing import Any, Callable, Sequence
 
 from relext.evaluate import EvalResult, evaluate_run, load_eval, package_version
 from relext.fairness import GAP_METRICS, MICRO, seed_interval
-from relext.report import grid_markdown, write_json_atomic, write_text_atomic
+from relext.report import grid_markdown
+from wikigenderbias.io import write_json_atomic, write_text_atomic
 from wikigenderbias.schema import POSITIVE_RELATIONS
 
 log = logging.getLogger(__name__)

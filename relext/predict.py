@@ -21,7 +21,8 @@ import torch
 
 from relext.bags import check_dataset
 from relext.data import apply_dataset_transforms, load_dataset_dict, prepare_split, resolve_transforms
-from relext.run import RunDir, atomic_write_text
+from relext.run import RunDir
+from wikigenderbias.io import write_text_atomic as atomic_write_text
 from relext.train import TrainConfig, featurize_options, model_from_config, predict_proba
 from relext.vocab import Vocab
 

@@ -1,60 +1,9 @@
 """Markdown and JSON renderings of evaluation and grid results; atomic writes."""
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
-from pathlib import Path
-from typing import Any
 
 from wikigenderbias.schema import POSITIVE_RELATIONS
-
-
-def _json_default(o: Any):
-    import numpy as np
-
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
-def _clean(o: Any) -> Any:
-    """NaN/inf -> None so the JSON is standard."""
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    if isinstance(o, dict):
-        return {k: _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    return o
-
-
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def write_json_atomic(path: str | Path, obj: Any) -> Path:
-    return write_text_atomic(
-        path, json.dumps(_clean(json.loads(json.dumps(obj, default=_json_default))),
-                         indent=2, ensure_ascii=False) + "\n")
 
 
 def fmt(x: float | None, digits: int = 3) -> str:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wikigenderbias.io import write_text_atomic as atomic_write_text
+
 
 def package_version() -> str:
     try:
@@ -27,25 +29,6 @@ def package_version() -> str:
         return version("wgb")
     except Exception:  # running from a source tree without metadata
         return "0.0.0+local"
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:

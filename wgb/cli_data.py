@@ -57,7 +57,8 @@ def info(dataset: str | None) -> None:
               help="Folder for stats.json, stats.md and stats.png.")
 def stats(dataset: str | None, out_dir: str) -> None:
     """Counts per split x gender x relation, and spouse/hypernym mentions by gender (JSON + PNG)."""
-    from wikigenderbias.stats import compute_stats, plot_stats, write_text_atomic
+    from wikigenderbias.io import write_text_atomic
+    from wikigenderbias.stats import compute_stats, plot_stats
 
     ds = _load(dataset)
     result = compute_stats(ds, source=dataset or "embedded release")

@@ -136,7 +136,7 @@ def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
     Writes OUT/embedding_bias.json and OUT/embedding_bias.md.
     """
     from relext.debias.study import embedding_bias_markdown, embedding_bias_study
-    from relext.report import write_json_atomic, write_text_atomic
+    from wikigenderbias.io import write_json_atomic, write_text_atomic
 
     tr = {}
     for item in overrides:
@@ -173,7 +173,7 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     """
     from relext.data import load_dataset_dict
     from relext.debias import canonical_name, get_debiaser
-    from relext.report import write_json_atomic
+    from wikigenderbias.io import write_json_atomic
 
     try:
         canon = canonical_name(method)

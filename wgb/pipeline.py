@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from wgb import __version__
+from wikigenderbias.io import clean_json as _clean
+from wikigenderbias.io import write_json_atomic, write_text_atomic
 
 PROFILES: dict[str, dict[str, Any]] = {
     # seconds, for the test suite: tiny models on whatever (small) dataset is given
@@ -101,33 +103,11 @@ class PipelineConfig:
 # helpers
 # ------------------------------------------------------------------------------------------
 def _write_json(path: Path, obj: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=2, default=_json_default, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, obj)
 
 
 def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "item"):
-        return o.item()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
-def _clean(o: Any) -> Any:
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    if isinstance(o, dict):
-        return {k: _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    return o
+    write_text_atomic(path, text)
 
 
 class Stages:
@@ -276,8 +256,6 @@ class RunResult:
 def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callable[[str], None] = print,
                  progress: bool = True) -> RunResult:
     """Run (or resume) the whole job into ``out_dir``; returns where the report is."""
-    import numpy as np
-
     import wikigenderbias
     from kge.bias import BiasSpec, run_measure, save_results
     from kge.graph import load_fb13, load_triples_jsonl
@@ -516,7 +494,7 @@ def write_report(folder: Path, *, cfg, settings, evals, coverage, bias, link_rep
                   f"{cfg.encoder}+{cfg.selector}, {settings['re_epochs']} epochs; KGE: {cfg.kge_model} "
                   f"dim {settings['kge_dim']}, {settings['kge_epochs']} epochs; seed {cfg.seed}; "
                   f"profile {cfg.profile}; wgb {__version__}")
-    md = [f"# wgb run: from extraction bias to knowledge-graph-embedding bias\n", f"_{provenance}_\n"]
+    md = ["# wgb run: from extraction bias to knowledge-graph-embedding bias\n", f"_{provenance}_\n"]
     md.append("## 1. Extraction gaps (held-out articles; bootstrap over entities, 95% CI)\n")
     md.append("| extractor | relation | F1 male | F1 female | F1 gap | 95% CI | EO gap | flagged |")
     md.append("|---|---|---|---|---|---|---|---|")

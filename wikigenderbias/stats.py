@@ -200,18 +200,3 @@ def _atomic_savefig(fig, path: Path) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
-
-
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path

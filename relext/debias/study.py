@@ -167,7 +167,7 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
               dataset=None, progress: bool = True, plots: bool = True) -> dict:
     """Train/evaluate every (variant, seed) not done yet; write the study report."""
     from relext.grid import run_grid
-    from relext.report import write_json_atomic
+    from wikigenderbias.io import write_json_atomic
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -191,7 +191,7 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
     summary = finish_report(config, out, summary, seconds=time.time() - t0)
     meta = summary["meta"]
     if meta["runs_evaluated"] == meta["n_runs"] and not meta["runs_failed"]:
-        from relext.report import write_text_atomic
+        from wikigenderbias.io import write_text_atomic
 
         write_text_atomic(done, time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
     return summary
@@ -344,7 +344,7 @@ def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict
 
 
 def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, seconds: float) -> dict:
-    from relext.report import write_json_atomic, write_text_atomic
+    from wikigenderbias.io import write_json_atomic, write_text_atomic
 
     rules = summary.get("variants", {})
     combos = rules.get("argmax") or next(iter(rules.values()), [])
