@@ -90,19 +90,9 @@ def validate_row(row: Any, *, where: str, n_relations: int = len(RELATIONS)) -> 
 
 def read_predictions(path: str | Path) -> list[dict]:
     """Read a predictions JSON-lines file, validating every row (errors name file and line)."""
-    path = Path(path)
-    rows: list[dict] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: malformed JSON ({exc.msg})") from None
-            rows.append(validate_row(row, where=where))
-    return rows
+    from wikigenderbias.io import iter_jsonl
+
+    return [validate_row(row, where=where) for where, row in iter_jsonl(path)]
 
 
 @dataclass(frozen=True)

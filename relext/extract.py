@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from relext.evaluate import ensure_predictions, prediction_path, read_predictions
-from wikigenderbias.io import write_text_atomic
+from wikigenderbias.io import iter_jsonl, write_text_atomic
 from wikigenderbias.schema import GENDERS, RELATIONS
 from wikigenderbias.spans import locate as spans_locate
 
@@ -87,50 +87,43 @@ def read_text_file(path: str | Path) -> list[dict]:
     Errors name the file, line and field."""
     path = Path(path)
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: malformed JSON ({exc.msg})") from None
-            if not isinstance(d, dict):
-                raise ValueError(f"{where}: expected a JSON object")
-            for key in ("head", "tail"):
-                if not isinstance(d.get(key), str) or not d[key].strip():
-                    raise ValueError(f"{where}: missing or empty field {key!r}")
-            if "tokens" in d:
-                tokens = d["tokens"]
-                if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
-                    raise ValueError(f"{where}: field 'tokens' must be a non-empty list of strings")
-            elif isinstance(d.get("text"), str) and d["text"].strip():
-                tokens = tokenize(d["text"])
+    for where, d in iter_jsonl(path):
+        lineno = int(where.rsplit(":", 1)[1])
+        if not isinstance(d, dict):
+            raise ValueError(f"{where}: expected a JSON object")
+        for key in ("head", "tail"):
+            if not isinstance(d.get(key), str) or not d[key].strip():
+                raise ValueError(f"{where}: missing or empty field {key!r}")
+        if "tokens" in d:
+            tokens = d["tokens"]
+            if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+                raise ValueError(f"{where}: field 'tokens' must be a non-empty list of strings")
+        elif isinstance(d.get("text"), str) and d["text"].strip():
+            tokens = tokenize(d["text"])
+        else:
+            raise ValueError(f"{where}: needs a 'tokens' list or a non-empty 'text'")
+        gender = d.get("gender")
+        if gender is not None:
+            if not isinstance(gender, str) or gender.strip().lower() not in GENDERS:
+                raise ValueError(f"{where}: field 'gender' is {gender!r}; expected one of {GENDERS}")
+            gender = gender.strip().lower()
+        # mentions not given are located with the benchmark's own rules (names, name parts,
+        # dates, labels); the relation is unknown, so the tail is matched as NA tails are
+        found = spans_locate(tokens, d["head"], d["tail"], "NA")
+        located = {"head_span": list(found.head_span), "tail_span": list(found.tail_span)}
+        spans = {}
+        for key in ("head_span", "tail_span"):
+            if key in d:
+                s = d[key]
+                if (not isinstance(s, list) or len(s) != 2 or not all(isinstance(x, int) for x in s)
+                        or not 0 <= s[0] < s[1] <= len(tokens)):
+                    raise ValueError(f"{where}: field {key!r} must be [start, end) token offsets "
+                                     f"within the {len(tokens)} tokens, got {s!r}")
+                spans[key] = list(s)
             else:
-                raise ValueError(f"{where}: needs a 'tokens' list or a non-empty 'text'")
-            gender = d.get("gender")
-            if gender is not None:
-                if not isinstance(gender, str) or gender.strip().lower() not in GENDERS:
-                    raise ValueError(f"{where}: field 'gender' is {gender!r}; expected one of {GENDERS}")
-                gender = gender.strip().lower()
-            # mentions not given are located with the benchmark's own rules (names, name parts,
-            # dates, labels); the relation is unknown, so the tail is matched as NA tails are
-            found = spans_locate(tokens, d["head"], d["tail"], "NA")
-            located = {"head_span": list(found.head_span), "tail_span": list(found.tail_span)}
-            spans = {}
-            for key in ("head_span", "tail_span"):
-                if key in d:
-                    s = d[key]
-                    if (not isinstance(s, list) or len(s) != 2 or not all(isinstance(x, int) for x in s)
-                            or not 0 <= s[0] < s[1] <= len(tokens)):
-                        raise ValueError(f"{where}: field {key!r} must be [start, end) token offsets "
-                                         f"within the {len(tokens)} tokens, got {s!r}")
-                    spans[key] = list(s)
-                else:
-                    spans[key] = located[key]
-            rows.append({"line": lineno, "head": d["head"], "tail": d["tail"], "gender": gender,
-                         "tokens": tokens, "text": d.get("text", " ".join(tokens)), **spans})
+                spans[key] = located[key]
+        rows.append({"line": lineno, "head": d["head"], "tail": d["tail"], "gender": gender,
+                     "tokens": tokens, "text": d.get("text", " ".join(tokens)), **spans})
     if not rows:
         raise ValueError(f"{path}: no sentences")
     return rows

@@ -12,13 +12,14 @@ Layout of a run directory::
 """
 from __future__ import annotations
 
+import io
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wikigenderbias.io import atomic_write_bytes
 from wikigenderbias.io import write_text_atomic as atomic_write_text
 
 
@@ -38,18 +39,9 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
 def atomic_torch_save(path: str | os.PathLike, obj: Any) -> Path:
     import torch
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return atomic_write_bytes(path, buf.getvalue())
 
 
 @dataclass(frozen=True)

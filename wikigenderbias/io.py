@@ -55,3 +55,18 @@ def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int = 2) -> 
     plain = json.loads(json.dumps(obj, default=_json_default))
     return write_text_atomic(path, json.dumps(clean_json(plain), indent=indent, ensure_ascii=False,
                                               allow_nan=False) + "\n")
+
+
+def iter_jsonl(path: str | os.PathLike):
+    """``(where, object)`` for every non-blank line of a JSON-lines file; ``where`` is
+    ``"file:line"``, and a malformed line is a ``ValueError`` naming it."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                yield where, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: malformed JSON ({exc.msg})") from None
