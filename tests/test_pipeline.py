@@ -99,3 +99,29 @@ def test_bad_config_is_an_error_before_any_work(tmp_path):
     r = runner.invoke(cli, ["run", "--dataset", str(tmp_path / "missing"), "--out", str(tmp_path / "x")])
     assert r.exit_code == 1 and "benchmark folder not found" in r.output
     assert not (tmp_path / "x").exists()
+
+
+def test_link_to_fb13_merges_people_and_places_by_name():
+    import numpy as np
+
+    from kge.graph import KnowledgeGraph
+    from wgb.pipeline import link_to_fb13
+
+    fb = KnowledgeGraph(["marie_curie", "warsaw", "female", "pierre_curie", "physicist"],
+                        ["gender", "place_of_birth", "spouse", "profession"],
+                        np.array([[0, 0, 2], [0, 1, 1], [0, 2, 3], [3, 3, 4]]), name="fb")
+    ours = KnowledgeGraph(["Marie Curie", "Warsaw, Poland", "Pierre Curie", "Physicist", "female", "Nobody Known"],
+                          ["spouse", "birthPlace", "hypernym", "gender"],
+                          np.array([[0, 0, 2], [0, 1, 1], [0, 2, 3], [0, 3, 4], [5, 0, 0]]), name="gold")
+    union, rep = link_to_fb13(ours, fb)
+    # people: heads and spouses (Marie and Pierre Curie linked, Nobody Known not); Warsaw (first comma
+    # component) is a place; "female" is linked
+    assert rep["linked"] == {"people": 2, "places": 1, "other": 1}
+    assert rep["relation_map"] == {"spouse": "spouse", "birthPlace": "place_of_birth", "hypernym": "hypernym",
+                                   "gender": "gender"}
+    labelled = {(union.entities[h], union.relations[r], union.entities[t]) for h, r, t in union.train}
+    assert ("marie_curie", "place_of_birth", "warsaw") in labelled      # merged into FB13's entities
+    assert ("marie_curie", "hypernym", "wgb:Physicist") in labelled     # unlinked tails stay ours
+    assert ("wgb:Nobody Known", "spouse", "marie_curie") in labelled
+    assert ("marie_curie", "spouse", "pierre_curie") in labelled
+    assert len(union.train) == len(fb.train) + len(ours.train)

@@ -188,6 +188,8 @@ def link_to_fb13(graph, fb13) -> tuple[Any, dict[str, Any]]:
     names = list(fb13.entities)
     linked = {"people": 0, "places": 0, "other": 0}
     heads = set(graph.train[:, 0].tolist())
+    if "spouse" in graph.relations:  # spouses are people too
+        heads |= set(graph.train[graph.train[:, 1] == graph.relations.index("spouse"), 2].tolist())
     place_rel = graph.relations.index("birthPlace") if "birthPlace" in graph.relations else -1
     places = set(graph.train[graph.train[:, 1] == place_rel, 2].tolist()) if place_rel >= 0 else set()
     for i, name in enumerate(graph.entities):
