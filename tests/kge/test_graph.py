@@ -169,3 +169,15 @@ def test_shipped_fb13():
     tails = all_t[all_t[:, 1] == gender, 2]
     assert (tails == g.entity_id("male")).sum() == 58593
     assert (tails == g.entity_id("female")).sum() == 8070
+
+
+def test_jsonl_names_with_newlines_or_tabs_become_single_spaces(tmp_path):
+    import json
+
+    from kge.graph import load_triples_jsonl
+
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"head": "Thomas  Courtney", "relation": "spouse",
+                             "tail": "Donna Courtney \nNancy\tCourtney", "head_gender": "male"}) + "\n")
+    g = load_triples_jsonl(p)
+    assert "Donna Courtney Nancy Courtney" in g.entities and "Thomas Courtney" in g.entities
