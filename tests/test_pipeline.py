@@ -98,6 +98,10 @@ def test_bad_config_is_an_error_before_any_work(tmp_path):
     assert r.exit_code == 1 and "magic" in r.output
     r = runner.invoke(cli, ["run", "--dataset", str(tmp_path / "missing"), "--out", str(tmp_path / "x")])
     assert r.exit_code == 1 and "benchmark folder not found" in r.output
+    r = runner.invoke(cli, ["run", "--set", "kge_epochz=3", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 1 and "unknown profile setting(s) ['kge_epochz']" in r.output
+    r = runner.invoke(cli, ["run", "--set", "oops", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 1 and "KEY=VALUE" in r.output
     assert not (tmp_path / "x").exists()
 
 

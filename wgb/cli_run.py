@@ -9,6 +9,9 @@ import click
               help="Folder for intermediate results and the report; rerun the same command to resume.")
 @click.option("--profile", type=click.Choice(["tiny", "quick", "full"]), default="quick", show_default=True,
               help="quick: under 15 minutes on 2 cores; full: the documented long run; tiny: seconds (tests).")
+@click.option("--quick", "quick_flag", is_flag=True, help="Same as --profile quick.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Change one profile setting, e.g. --set kge_epochs=20 (repeatable).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--dataset", type=click.Path(file_okay=False), default=None,
               help="Benchmark folder (default: the embedded WikiGenderBias release).")
@@ -21,7 +24,7 @@ import click
 @click.option("--link-fb13", is_flag=True, help="Link people and places to FB13 by name and add FB13 as background.")
 @click.option("--threads", type=int, default=None, help="torch threads (default: torch's choice).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def run(out_dir, profile, seed, dataset, encoder, selector, debias, kge_model, measures, link_fb13, threads,
+def run(out_dir, profile, quick_flag, overrides, seed, dataset, encoder, selector, debias, kge_model, measures, link_fb13, threads,
         quiet) -> None:
     """Run the main job: extraction bias -> knowledge graph -> embedding bias, one report.
 
@@ -30,10 +33,14 @@ def run(out_dir, profile, seed, dataset, encoder, selector, debias, kge_model, m
     extractor, trains embeddings on each, runs the kge bias measures and writes
     OUT/report/report.html (+ .md, .json, propagation.png).
     """
-    from wgb.pipeline import DEFAULT_MEASURES, PipelineConfig, run_pipeline
+    from wgb.pipeline import DEFAULT_MEASURES, PipelineConfig, parse_overrides, run_pipeline
 
+    try:
+        settings = parse_overrides(overrides)
+    except ValueError as err:
+        raise click.ClickException(str(err)) from err
     cfg = PipelineConfig(
-        profile=profile, seed=seed, dataset=dataset, encoder=encoder, selector=selector,
+        profile="quick" if quick_flag else profile, overrides=settings, seed=seed, dataset=dataset, encoder=encoder, selector=selector,
         debias=[d.strip() for d in debias.split(",") if d.strip()], kge_model=kge_model,
         measures=[m.strip() for m in measures.split(",")] if measures else list(DEFAULT_MEASURES),
         link_fb13=link_fb13, threads=threads,

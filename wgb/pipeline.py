@@ -48,6 +48,20 @@ TARGET_RELATION = "hypernym"
 FB13_RELATION_MAP = {"spouse": "spouse", "birthPlace": "place_of_birth", GENDER_RELATION: "gender"}
 
 
+def parse_overrides(items) -> dict[str, Any]:
+    """``["kge_epochs=20", ...]`` -> ``{"kge_epochs": 20}`` (values parsed as JSON when they can be)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
 @dataclass
 class PipelineConfig:
     profile: str = "quick"
@@ -421,7 +435,7 @@ def propagation_table(evals, coverage, bias) -> dict[str, Any]:
     return {"relations": rel_rows, "measures": measure_rows}
 
 
-def _plot_propagation(prop: dict, bias: dict, path: Path) -> Path:
+def _plot_propagation(prop: dict, bias: dict, path: Path, *, title: str = "") -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -466,6 +480,8 @@ def _plot_propagation(prop: dict, bias: dict, path: Path) -> Path:
         ax.set_ylabel(f"{measure} score on the extracted graph")
         ax.set_title(f"{what} per {TARGET_RELATION} value")
         ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.png")
@@ -491,11 +507,11 @@ def write_report(folder: Path, *, cfg, settings, evals, coverage, bias, link_rep
     from wikigenderbias.schema import POSITIVE_RELATIONS
 
     prop = propagation_table(evals, coverage, bias)
-    chart = _plot_propagation(prop, bias, folder / "propagation.png")
     provenance = (f"data: {cfg.dataset or 'embedded WikiGenderBias release'}; extractor: "
                   f"{cfg.encoder}+{cfg.selector}, {settings['re_epochs']} epochs; KGE: {cfg.kge_model} "
                   f"dim {settings['kge_dim']}, {settings['kge_epochs']} epochs; seed {cfg.seed}; "
                   f"profile {cfg.profile}; wgb {__version__}")
+    chart = _plot_propagation(prop, bias, folder / "propagation.png", title=provenance)
     md = ["# wgb run: from extraction bias to knowledge-graph-embedding bias\n", f"_{provenance}_\n"]
     md.append("## 1. Extraction gaps (held-out articles; bootstrap over entities, 95% CI)\n")
     md.append("| extractor | relation | F1 male | F1 female | F1 gap | 95% CI | EO gap | flagged |")
