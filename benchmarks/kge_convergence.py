@@ -48,7 +48,7 @@ def run_model(name: str, args, graph) -> dict:
     load0 = [round(x, 2) for x in os.getloadavg()]
     t0 = time.perf_counter()
     res = train(graph, cfg, Path(args.runs_dir) / name, progress=False)
-    rec = {"model": name, "config": res.config, "epochs_run": res.epochs_run, "best_epoch": res.best_epoch,
+    rec = {"model": name, "torch": torch.__version__, "config": res.config, "epochs_run": res.epochs_run, "best_epoch": res.best_epoch,
            "best_valid_mrr_subset": res.best_valid_mrr, "stop_reason": res.stop_reason,
            "train_seconds": res.train_seconds,
            "validation_seconds": sum(h.get("valid_seconds", 0.0) for h in res.history),
@@ -60,6 +60,18 @@ def run_model(name: str, args, graph) -> dict:
     return rec
 
 
+def _protocol(recs: list, args) -> dict:
+    """The protocol the finished runs used (their recorded configs), else the arguments."""
+    c = recs[0]["config"] if recs else {}
+    return {"max_epochs": c.get("epochs", args.max_epochs), "eval_every": c.get("eval_every", args.eval_every),
+            "patience": c.get("patience", args.patience),
+            "valid_max_triples": c.get("valid_max_triples", args.valid_max_triples),
+            "budget_minutes": (c["max_train_seconds"] / 60) if c.get("max_train_seconds") else args.budget_minutes,
+            "batch_size": c.get("batch_size", args.batch_size), "dim": c.get("dim", args.dim),
+            "seed": c.get("seed", args.seed), "sampler": c.get("sampler", "bernoulli"),
+            "threads": c.get("num_threads", args.threads)}
+
+
 def aggregate(args) -> dict:
     from kge.embeddings import package_version
 
@@ -68,18 +80,21 @@ def aggregate(args) -> dict:
         p = Path(args.runs_dir) / name / "convergence.json"
         if p.exists():
             recs.append(json.loads(p.read_text(encoding="utf-8")))
-    out = {"benchmark": "kge_convergence", "graph": "fb13", "version": package_version(), "torch": torch.__version__,
-           "threads": args.threads, "cpu_count": os.cpu_count(), "written": time.strftime("%Y-%m-%d %H:%M:%S"),
-           "protocol": {"max_epochs": args.max_epochs, "eval_every": args.eval_every, "patience": args.patience,
-                        "valid_max_triples": args.valid_max_triples, "budget_minutes": args.budget_minutes,
-                        "batch_size": args.batch_size, "dim": args.dim, "seed": args.seed, "sampler": "bernoulli"},
-           "missing": [m for m in SETTINGS if m not in {r["model"] for r in recs}], "models": recs,
+    out = {"benchmark": "kge_convergence", "graph": "fb13", "version": package_version(), "torch": sorted({r.get("torch", "?") for r in recs}) if recs else torch.__version__,
+           "threads": _protocol(recs, args)["threads"], "cpu_count": os.cpu_count(), "written": time.strftime("%Y-%m-%d %H:%M:%S"),
+           "protocol": _protocol(recs, args),
+           "note": args.note, "missing": [m for m in SETTINGS if m not in {r["model"] for r in recs}], "models": recs,
            "reference": "Bourli 2021: TransE on FB13, OpenKE, 600 epochs: Hits@10 0.78"}
     res_dir = Path(args.out)
     res_dir.mkdir(parents=True, exist_ok=True)
     _write(res_dir / "kge_convergence.json", json.dumps(out, indent=2))
     _write(res_dir / "kge_convergence.md", markdown(out))
     return out
+
+
+def _side(test: dict, side: str) -> str:
+    v = (test.get("sides") or {}).get(side, {}).get("hits_at_10")
+    return "" if v is None else f"{v:.4f}"
 
 
 def markdown(out: dict) -> str:
@@ -89,15 +104,17 @@ def markdown(out: dict) -> str:
              f"on a seeded {p['valid_max_triples']}-triple subset every {p['eval_every']} epochs, early stopping with "
              f"patience {p['patience']}, at most {p['max_epochs']} epochs or the training-time budget in the table "
              f"(checked after each epoch; the best validated epoch is kept); {out['threads']} thread(s), torch {out['torch']}. "
-             f"The machine was shared with other jobs (load averages in the JSON). Written {out['written']}.", "",
+             f"Machine: {out.get('note', 'see JSON')}. Written {out['written']}.", "",
              "| model | loss | negatives | budget (min) | epochs | stopped by | best epoch | MRR | Hits@1 | Hits@3 | "
-             "Hits@10 | train time (s) | triples/s | test eval (s) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "Hits@10 | tail Hits@10 | head Hits@10 | train time (s) | triples/s | test eval (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in out["models"]:
         t, c = r["test"] or {}, r["config"]
         budget = (c.get("max_train_seconds") or 0) / 60
         lines.append(f"| {r['model']} | {c['loss']} | {c['negatives']} | {budget:.0f} | {r['epochs_run']} | {r['stop_reason']} | "
                      f"{r['best_epoch']} | {t.get('mrr', float('nan')):.4f} | {t.get('hits_at_1', float('nan')):.4f} | "
                      f"{t.get('hits_at_3', float('nan')):.4f} | {t.get('hits_at_10', float('nan')):.4f} | "
+                     f"{_side(t, 'tail')} | {_side(t, 'head')} | "
                      f"{r['train_seconds']:.0f} | {r['triples_per_second']:,.0f} | {t.get('seconds', float('nan')):.0f} |")
     if out["missing"]:
         lines += ["", f"Not run (no finished run in the runs dir): {', '.join(out['missing'])}."]
@@ -120,6 +137,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs-dir", default="runs/kge_convergence")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--aggregate-only", action="store_true")
+    ap.add_argument("--note", default="2-core machine shared with other jobs (load averages in the JSON)",
+                    help="Where it ran, written into the table's protocol line.")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if not args.aggregate_only:

@@ -333,7 +333,7 @@ def run_metrics(run_dir: Path) -> dict:
     return {"epochs_run": m.get("epochs_run"), "best_epoch": m.get("best_epoch"),
             "stopped_early": m.get("stopped_early"), "best_validation": m.get("best_score"),
             "mean_epoch_train_seconds": sum(times) / len(times) if times else None,
-            "threads": m.get("threads")}
+            "threads": m.get("threads"), "device": m.get("device_name") or m.get("device") or "cpu"}
 
 
 def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = None,
@@ -346,6 +346,7 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
     names = {r.name: r for r in config.runs()}
     timing = timing or {}
     per_run = timing.get("runs", {})
+    run_info = {name: run_metrics(config.run_dir(out, names[name])) for name in runs_done}
     summary = {
         "meta": {**config.to_dict(), "version": package_version(),
                  "n_runs": len(config.runs()), "runs_done": runs_done,
@@ -359,8 +360,10 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
             "per_run": per_run,
             "loadavg": [round(x, 2) for x in os.getloadavg()],
             "cpu_count": os.cpu_count(),
+            "devices": sorted({str(v.get("device") or "cpu") for v in run_info.values() if v}),
+            "notes": [i["note"] for i in timing.get("invocations", []) if i.get("note")],
         },
-        "runs": {name: run_metrics(config.run_dir(out, names[name])) for name in runs_done},
+        "runs": run_info,
         "variants": variants,
         "findings": findings(variants),
     }

@@ -45,7 +45,9 @@ def load_trained(run_dir: str | os.PathLike):
         raise ValueError(f"{run.model}: model does not match {run.config} (fields {diff} differ)")
     model = model_from_config(cfg, vocab)
     model.load_state_dict(saved["state_dict"])
-    model.eval()
+    # a run trained on a GPU is read on a machine without one on the CPU
+    dev = cfg.torch_device() if cfg.device == "cpu" or torch.cuda.is_available() else torch.device("cpu")
+    model.to(dev).eval()
     return cfg, vocab, model
 
 

@@ -6,6 +6,13 @@ import math
 from wikigenderbias.schema import POSITIVE_RELATIONS
 
 
+def timing_where(t: dict) -> str:
+    """``"; trained on ...; note"`` from a grid's timing summary (empty for plain CPU runs)."""
+    devices = [d for d in t.get("devices") or [] if d != "cpu"]
+    parts = ([f"trained on {', '.join(devices)}"] if devices else []) + list(t.get("notes") or [])
+    return "".join(f"; {p}" for p in parts)
+
+
 def fmt(x: float | None, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
@@ -89,8 +96,8 @@ def grid_markdown(summary: dict) -> str:
                 f"{fmt(t.get('eval_seconds_total'), 0)} s evaluation, measured by the grid for "
                 f"{t.get('n_runs')} runs "
                 f"(wall time of the grid invocations: {fmt(t.get('wall_seconds_total'), 0)} s; "
-                f"load average at the end {t.get('loadavg')}; {t.get('cpu_count')} CPUs shared).",
-                ""]
+                f"load average at the end {t.get('loadavg')}; {t.get('cpu_count')} CPUs shared)"
+                + timing_where(t) + ".", ""]
     out += ["Values are means over seeds with a Student-t 95% interval across seeds in brackets. "
             "Gaps are male − female; **bold** gaps have a seed interval that excludes 0; "
             "`b k/n` = in k of n runs the entity-bootstrap interval of that run excludes 0.", ""]

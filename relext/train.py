@@ -43,7 +43,8 @@ SELECT_METRICS = ("micro_f1", "pr_auc")
 #: Fields that do not change results' identity (a run may resume with other values).
 #: Splits training reads (the test splits are never read while training).
 TRAIN_SPLITS = ("train", "validation")
-RUNTIME_FIELDS = frozenset({"threads", "cache_dir", "eval_batch_size"})
+RUNTIME_FIELDS = frozenset({"threads", "cache_dir", "eval_batch_size", "device"})
+DEVICES = ("cpu", "cuda", "auto")
 
 
 @dataclass
@@ -83,6 +84,7 @@ class TrainConfig:
     threads: int | None = None      # torch threads; None = torch's default
     eval_batch_size: int = 512      # bags per evaluation batch
     cache_dir: str | None = None    # Word2Vec cache; None = $WGB_CACHE/word2vec or ~/.cache/wgb/word2vec
+    device: str = "cpu"             # cpu | cuda | auto (cuda when available); runtime only, runs resume anywhere
 
     def validate(self) -> "TrainConfig":
         encoder_class(self.encoder)
@@ -99,6 +101,8 @@ class TrainConfig:
             (0 <= self.dropout < 1, f"dropout must be in [0, 1), got {self.dropout}"),
             (self.patience >= 0, f"patience must be >= 0, got {self.patience}"),
             (self.kernel >= 1 and self.kernel % 2 == 1, f"kernel must be a positive odd number, got {self.kernel}"),
+            (self.device in DEVICES or self.device.startswith("cuda:"),
+             f"device must be one of {list(DEVICES)} or 'cuda:N', got {self.device!r}"),
         ]
         for ok, msg in checks:
             if not ok:
@@ -106,6 +110,15 @@ class TrainConfig:
         if isinstance(self.dataset_transform, str) or isinstance(self.vectors_transform, str):
             raise ValueError("dataset_transform / vectors_transform are lists of debiaser names")
         return self
+
+    def torch_device(self) -> torch.device:
+        """The torch device of this run; asking for cuda without a GPU is a clear error."""
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError(f"device {self.device!r} asked for, but torch sees no CUDA GPU "
+                             f"(torch {torch.__version__}); use device='cpu' or 'auto'")
+        return torch.device(self.device)
 
     def word2vec_params(self) -> Word2VecParams:
         return Word2VecParams(dim=self.word_dim, window=self.w2v_window, min_count=self.w2v_min_count,
@@ -179,18 +192,31 @@ def validation_metrics(probs: np.ndarray, labels: Sequence[Sequence[int]]) -> di
 
 @torch.inference_mode()
 def predict_proba(model: BagModel, split: PreparedSplit, batch_size: int = 512) -> np.ndarray:
-    """[num_bags, num_classes] probabilities of the evaluation bags of ``split``."""
+    """[num_bags, num_classes] probabilities of the evaluation bags of ``split`` (computed on the
+    model's device)."""
+    device = model_device(model)
     was_training = model.training
     model.eval()
     out = []
     try:
         for b in iter_batches(split.bags, batch_size):
             flat, seg = split.bags.select(b)
-            batch = split.table.gather(flat)
-            out.append(model.predict_proba(batch, seg, len(b)).float().numpy())
+            batch = to_device(split.table.gather(flat), device)
+            out.append(model.predict_proba(batch, seg.to(device), len(b)).float().cpu().numpy())
     finally:
         model.train(was_training)
     return np.concatenate(out, 0) if out else np.zeros((0, model.num_classes), np.float32)
+
+
+def model_device(model: nn.Module) -> torch.device:
+    p = next(model.parameters(), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
+def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    if device.type == "cpu":
+        return batch
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
 
 def run_epoch(model: BagModel, optimizer: torch.optim.Optimizer, split: PreparedSplit, order: np.ndarray,
@@ -199,16 +225,17 @@ def run_epoch(model: BagModel, optimizer: torch.optim.Optimizer, split: Prepared
     from tqdm.auto import tqdm
 
     model.train()
+    device = model_device(model)
     criterion = nn.CrossEntropyLoss()
-    labels_all = torch.from_numpy(split.bags.label)
+    labels_all = torch.from_numpy(split.bags.label).to(device)
     total_loss, seen = 0.0, 0
     bar = tqdm(iter_batches(split.bags, batch_size, order), total=math.ceil(len(order) / batch_size),
                desc=desc, disable=None if progress else True, leave=False)
     for b in bar:
         flat, seg = split.bags.select(b)
-        batch = split.table.gather(flat)
-        labels = labels_all.index_select(0, torch.from_numpy(b))
-        loss = criterion(model(batch, seg, len(b), labels), labels)
+        batch = to_device(split.table.gather(flat), device)
+        labels = labels_all.index_select(0, torch.from_numpy(b).to(device))
+        loss = criterion(model(batch, seg.to(device), len(b), labels), labels)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -287,6 +314,7 @@ def train(
         return run.root
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
+    device = cfg.torch_device()
     ckpt = None
     if run.checkpoint.exists():
         ckpt = torch.load(run.checkpoint, map_location="cpu", weights_only=False)
@@ -338,7 +366,7 @@ def train(
 
     # ---- model, optimizer, state
     seed_everything(cfg.seed)
-    model = model_from_config(cfg, vocab, vectors)
+    model = model_from_config(cfg, vocab, vectors).to(device)
     optimizer = make_optimizer(cfg, model)
     shuffle = np.random.default_rng(cfg.seed)
     state = {"epoch": 0, "best_score": -math.inf, "best_epoch": None, "bad_epochs": 0, "history": []}
@@ -353,6 +381,8 @@ def train(
         random.setstate(ckpt["rng"]["python"])
         np.random.set_state(ckpt["rng"]["numpy"])
         torch.set_rng_state(ckpt["rng"]["torch"])
+        if device.type == "cuda" and ckpt["rng"].get("cuda") is not None:
+            torch.cuda.set_rng_state(ckpt["rng"]["cuda"], device)
         shuffle.bit_generator.state = ckpt["rng"]["shuffle"]
         info = ckpt.get("info", info)
     else:
@@ -391,6 +421,7 @@ def train(
             "config": cfg.to_json(), "vocab_fingerprint": vocab.fingerprint(), "model": model.state_dict(),
             "optimizer": optimizer.state_dict(), "state": state, "info": info,
             "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
+                    "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
                     "shuffle": shuffle.bit_generator.state},
         })
         _write_metrics(run, cfg, state, info)
@@ -404,5 +435,7 @@ def _write_metrics(run: RunDir, cfg: TrainConfig, state: dict, info: dict, finis
         "select_metric": cfg.select_metric, "split": "validation", "best_epoch": state["best_epoch"],
         "best_score": state["best_score"] if state["best_epoch"] else None, "epochs_run": state["epoch"],
         "stopped_early": bool(finished and state["epoch"] < cfg.epochs), "epochs": state["history"],
-        "threads": torch.get_num_threads(), "seed": cfg.seed, "package_version": package_version(), **info,
+        "threads": torch.get_num_threads(), "device": str(cfg.torch_device()),
+        "device_name": torch.cuda.get_device_name(cfg.torch_device()) if cfg.torch_device().type == "cuda" else "cpu",
+        "seed": cfg.seed, "package_version": package_version(), **info,
     })

@@ -65,9 +65,10 @@ def _variants(ctx, param, value):
               help="Bootstrap resamples over test entities [default: 1000; --quick: 200].")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=JSON",
               help="Extra TrainConfig field for every run, e.g. --set word_dim=100 (repeatable).")
+@click.option("--device", default=None, help="Training device: cpu, cuda, cuda:N or auto [default: cpu].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def debias_grid_cmd(out, variants, seeds, ner, epochs, quick, train_articles, encoder, selector, dataset, threads, threshold_mode,
-                    n_resamples, overrides, quiet):
+                    n_resamples, overrides, device, quiet):
     """Train and evaluate ENCODER+SELECTOR under every debiasing variant x seed into OUT.
 
     Resumable: rerun the same command to continue; finished runs are skipped. Writes
@@ -88,6 +89,8 @@ def debias_grid_cmd(out, variants, seeds, ner, epochs, quick, train_articles, en
             train_overrides[key.strip()] = val
     if threads is not None:
         train_overrides["threads"] = threads
+    if device:
+        train_overrides["device"] = device
     if dataset is not None:
         train_overrides["dataset"] = str(dataset)
     kwargs = dict(encoder=encoder, selector=selector, threshold_mode=threshold_mode,

@@ -96,8 +96,10 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
 @click.option("--no-plots", is_flag=True)
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="torch.set_num_threads for training.")
+@click.option("--device", default=None, help="Training device for every run: cpu, cuda, cuda:N or auto "
+              "[default: cpu]; a runtime setting, so runs resume on any device.")
 def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode, n_resamples,
-             confidence, bootstrap_seed, runs_dir, no_train, fail_fast, no_plots, threads):
+             confidence, bootstrap_seed, runs_dir, no_train, fail_fast, no_plots, threads, device):
     """Train and evaluate encoder x selector x seed, resumably, into OUT.
 
     Runs go seed-major (every combination with the first seed first). Finished runs (with
@@ -120,6 +122,8 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
             train_overrides[key] = json.loads(value)
         except json.JSONDecodeError:
             train_overrides[key] = value
+    if device:
+        train_overrides["device"] = device
     try:
         config = GridConfig(encoders=encoders, selectors=selectors, seeds=seeds, epochs=epochs,
                             train_overrides=train_overrides, threshold_mode=threshold_mode,

@@ -42,6 +42,7 @@ def _list(ctx, param, value):
 @click.option("--dataset-transform", callback=_list, help="Comma-separated debiasers applied to the data before Word2Vec.")
 @click.option("--vectors-transform", callback=_list, help="Comma-separated debiasers applied to the word vectors.")
 @click.option("--threads", type=click.IntRange(min=1), help="torch threads [default: torch's choice].")
+@click.option("--device", type=str, help="cpu, cuda, cuda:N or auto (cuda when available) [default: cpu].")
 @click.option("--cache-dir", help="Word2Vec cache [default: $WGB_CACHE/word2vec or ~/.cache/wgb/word2vec].")
 @click.option("--predict/--no-predict", default=True, show_default=True,
               help="Write predictions/{validation,male_test,female_test}.jsonl after training.")

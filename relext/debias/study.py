@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from relext.debias import STUDY_VARIANTS, canonical_name, get_debiaser
+from relext.report import timing_where
 
 DATASET_PARTS = ("anonymize", "cda")
 VECTOR_PARTS = ("hard_debias",)
@@ -309,7 +310,7 @@ def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict
     if t:
         out += [f"Time: {fmt(t.get('train_seconds_total'), 0)} s training + {fmt(t.get('eval_seconds_total'), 0)} s "
                 f"evaluation (wall time of all invocations {fmt(t.get('wall_seconds_total'), 0)} s; load average "
-                f"at the end {t.get('loadavg')} on {t.get('cpu_count')} shared CPUs).", ""]
+                f"at the end {t.get('loadavg')} on {t.get('cpu_count')} shared CPUs)" + timing_where(t) + ".", ""]
     ner = {v: i["debiaser"].get("ner_available", {}).get("auto_uses") for v, i in variants_info.items()
            if "ner_available" in i["debiaser"]}
     if ner:

@@ -64,7 +64,7 @@ class PCNNEncoder(CNNEncoder):
         with torch.no_grad():
             # where each piece (1, 2, 3) peaks: argmax under an additive 0 / -inf mask
             outside = pieces != self._piece_ids                        # [n, l, 3]
-            neg = torch.zeros(outside.shape, dtype=y.dtype).masked_fill_(outside, float("-inf"))
+            neg = torch.zeros(outside.shape, dtype=y.dtype, device=y.device).masked_fill_(outside, float("-inf"))
             where = (y.unsqueeze(2) + neg.unsqueeze(-1)).argmax(1)    # [n, 3, H]
             nonempty = (~outside).any(1).unsqueeze(-1)                 # [n, 3, 1]
         # gather the maxima (its backward is a cheap scatter, unlike amax's); an empty piece

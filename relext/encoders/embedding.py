@@ -49,5 +49,5 @@ def bucketed(fn, batch: dict[str, torch.Tensor], bucket_size: int) -> torch.Tens
         idxs.append(idx)
     out = torch.cat(outs, 0)
     inverse = torch.empty_like(lengths)
-    inverse[torch.cat(idxs)] = torch.arange(n)
+    inverse[torch.cat(idxs)] = torch.arange(n, device=lengths.device)
     return out.index_select(0, inverse)

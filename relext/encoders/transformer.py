@@ -118,5 +118,5 @@ class TransformerEncoder(nn.Module):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         out = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-        rows = torch.arange(out.shape[0])
+        rows = torch.arange(out.shape[0], device=out.device)
         return torch.cat([out[rows, batch["head_marker"]], out[rows, batch["tail_marker"]]], -1)

@@ -21,9 +21,9 @@ class OneSelector(nn.Module):
             best = segment_max(s, seg, num)
             hit = (s == best.index_select(0, seg))
             # first sentence reaching the max in each bag
-            idx = torch.arange(rep.shape[0])
+            idx = torch.arange(rep.shape[0], device=rep.device)
             cand = torch.where(hit, idx, torch.full_like(idx, rep.shape[0]))
-            pick = torch.full((num,), rep.shape[0], dtype=torch.long).scatter_reduce(0, seg, cand, reduce="amin")
+            pick = torch.full((num,), rep.shape[0], dtype=torch.long, device=rep.device).scatter_reduce(0, seg, cand, reduce="amin")
         return rep.index_select(0, pick)
 
     def predict_proba(self, rep, seg, num, classifier, dropout=None):

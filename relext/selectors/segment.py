@@ -11,7 +11,8 @@ def segment_sum(x: torch.Tensor, seg: torch.Tensor, num: int) -> torch.Tensor:
 
 
 def segment_count(seg: torch.Tensor, num: int, dtype=torch.float32) -> torch.Tensor:
-    return torch.zeros(num, dtype=dtype).index_add(0, seg, torch.ones(seg.shape[0], dtype=dtype))
+    return torch.zeros(num, dtype=dtype, device=seg.device).index_add(
+        0, seg, torch.ones(seg.shape[0], dtype=dtype, device=seg.device))
 
 
 def segment_mean(x: torch.Tensor, seg: torch.Tensor, num: int) -> torch.Tensor:

@@ -166,3 +166,34 @@ def test_transformer_encoder_trains_and_predicts(tmp_path, ds):
     out = train(cfg, tmp_path / "run", dataset=ds, progress=False)
     rows = predict_split(out, "male_test", dataset=ds)
     assert rows and all(len(r["scores"]) == 5 for r in rows)
+
+
+def test_device_is_a_runtime_setting_with_clear_errors(tmp_path, ds):
+    with pytest.raises(ValueError, match="device must be"):
+        small(tmp_path, device="tpu").validate()
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU"):
+            train(small(tmp_path, device="cuda"), tmp_path / "gpu", dataset=ds, progress=False)
+        assert not (tmp_path / "gpu").exists()   # failed before writing anything
+    # auto -> cpu here; the device does not change a run's identity (a run resumes anywhere)
+    assert small(tmp_path, device="auto").differences(small(tmp_path)) == []
+    out = train(small(tmp_path, device="auto"), tmp_path / "auto", dataset=ds, progress=False)
+    assert json.loads((out / "metrics.json").read_text())["device"] in ("cpu", "cuda:0", "cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("encoder,selector", [("pcnn", "attention"), ("birnn", "average"), ("cnn", "one")])
+def test_cuda_training_matches_cpu_closely(tmp_path, ds, encoder, selector):
+    from relext.predict import predict_split
+
+    # dropout off: the CUDA generator draws other masks than the CPU one
+    kw = dict(encoder=encoder, selector=selector, dropout=0.0)
+    cpu = train(small(tmp_path, **kw), tmp_path / "cpu", dataset=ds, progress=False)
+    gpu = train(small(tmp_path, **kw, device="cuda"), tmp_path / "gpu",
+                dataset=ds, progress=False)
+    lc = [e["train_loss"] for e in json.loads((cpu / "metrics.json").read_text())["epochs"]]
+    lg = [e["train_loss"] for e in json.loads((gpu / "metrics.json").read_text())["epochs"]]
+    assert lg == pytest.approx(lc, rel=1e-3, abs=1e-4)
+    pc, pg = predict_split(cpu, "validation", dataset=ds), predict_split(gpu, "validation", dataset=ds)
+    for a, b in zip(pc, pg):
+        assert b["scores"] == pytest.approx(a["scores"], abs=1e-3)
