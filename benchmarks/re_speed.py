@@ -8,6 +8,7 @@ part of its epoch time; our one-off featurization is reported separately).
 
     python benchmarks/re_speed.py                       # pcnn+attention ours vs OpenNRE, + other encoders
     python benchmarks/re_speed.py --models pcnn:attention --no-opennre
+    python benchmarks/re_speed.py --models rnn:attention,birnn:attention --no-opennre --out benchmarks/results/re_speed_rnn
 
 Writes benchmarks/results/re_speed.json and .md (with the machine's load average: the machine
 may be shared, so compare the ratio, measured in the same run).
@@ -16,10 +17,10 @@ from __future__ import annotations
 
 import os
 
-# Idle OpenMP threads sleep instead of spinning: on a shared machine (load above the core count)
-# spinning threads make 2-thread torch up to 10x slower. Set before torch loads; applies to both
-# sides of the comparison alike.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# OpenMP's wait policy is left at its default (idle threads spin briefly), which is what users
+# get and the fastest on free cores: PASSIVE made our epoch 2x slower on an idle 2-core machine
+# (22 s vs 11 s). On a machine loaded beyond its core count, spinning threads can make 2-thread
+# torch far slower; there run with OMP_WAIT_POLICY=PASSIVE in the environment (recorded below).
 
 import argparse
 import json

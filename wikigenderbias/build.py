@@ -16,6 +16,7 @@ unreadable or truncated input raises :class:`dbpedia.DumpError` naming it.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing as mp
@@ -127,6 +128,18 @@ def process_part(path: str, persons: dict[str, PersonFacts], distant: DistantCon
     """Entity records of the persons whose articles are in one dump part (the unit of work of
     both executors). ``tick(n)`` is called with the number of pages read, every 256 pages."""
     t0, c0 = time.perf_counter(), time.process_time()
+    # parsing makes millions of short-lived acyclic objects: collect young objects 100x less often
+    # (about 10% faster per article; cycles, if any, are still collected within the part)
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], 100_000), *threshold[1:])
+    try:
+        return _process_part(path, persons, distant, tick=tick, issue_limit=issue_limit, t0=t0, c0=c0)
+    finally:
+        gc.set_threshold(*threshold)
+
+
+def _process_part(path: str, persons: dict[str, PersonFacts], distant: DistantConfig, *, tick, issue_limit: int,
+                  t0: float, c0: float) -> PartResult:
     issues = Issues(limit=issue_limit)
     stats: dict[str, int] = {}
     dstats: Counter = Counter()
@@ -239,6 +252,9 @@ def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonF
 
     def finish(res: PartResult) -> None:
         results[res.path] = res
+        # the records are acyclic dicts and lists that live to the end of the build: take them
+        # out of the cyclic collector's scans, which otherwise grow with every finished part
+        gc.freeze()
         if cache is not None:
             _save_part(cache, keys[res.path], res)
         done_bar.update(1)
@@ -312,7 +328,11 @@ def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
             f"({index.stats}); check that the gender, mapping-based and hypernym files are given")
     cache = Path(str(config.out).rstrip("/\\") + ".parts")
     keys = {p: _part_key(p, config, db_files) for p in parts}
-    results = _run_parts(config, parts, index.persons, cache, keys)
+    gc.freeze()   # the person index lives through pass 2: keep it out of the collector's scans
+    try:
+        results = _run_parts(config, parts, index.persons, cache, keys)
+    finally:
+        gc.unfreeze()
     t2 = time.perf_counter()
 
     issues = Issues(limit=config.issue_limit)

@@ -212,7 +212,7 @@ def open_lines(path: str | os.PathLike) -> Iterator[bytes]:
         raise DumpError(f"cannot read {p}: {exc}") from exc
 
 
-@dataclass
+@dataclass(slots=True)
 class PersonFacts:
     """What DBpedia says about one resource (a person, if it has a gender)."""
 
@@ -240,6 +240,25 @@ class FactIndex:
     issues: Issues
     stats: dict[str, int]
     files: list[str]
+
+
+def _sniff_kinds(path: str, lines: int = 5000) -> set[str]:
+    """The fact kinds among the first ``lines`` lines of a DBpedia file (errors surface later,
+    when the file is read in full)."""
+    kinds: set[str] = set()
+    gen = open_lines(path)
+    try:
+        for k, raw in enumerate(gen):
+            if k >= lines:
+                break
+            parts = raw.split(None, 2)
+            if len(parts) >= 2 and parts[1] in _PRED_KEYS:
+                kinds.add(_PRED_KEYS[parts[1]])
+    except DumpError:
+        pass
+    finally:
+        gen.close()
+    return kinds
 
 
 def progress_disabled(progress: bool | None) -> bool | None:
@@ -279,11 +298,21 @@ def read_facts(
         if not os.path.isfile(p):
             raise DumpError(f"DBpedia file not found: {p}")
     issues = Issues(limit=issue_limit)
-    stats = {"lines": 0, "triples_used": 0, "redirects_used": 0}
+    stats = {"lines": 0, "triples_used": 0, "redirects_used": 0, "triples_skipped_no_gender": 0}
     facts: dict[str, PersonFacts] = {}
     redirect_files: list[str] = []
+    # Memory: read the files that hold gender triples first (found by sniffing their first
+    # lines); after them only resources with a gender are indexed, so the index holds persons,
+    # not the millions of resources that LHD gives a hypernym. A gender triple in a later file
+    # (not seen by the sniff) switches the filter off from there on, with an issue.
+    gender_files = [p for p in paths if "gender" in _sniff_kinds(p)]
+    paths_in_order = gender_files + [p for p in paths if p not in gender_files]
+    filtering = False
     bar = tqdm(total=None, unit=" lines", unit_scale=True, desc="DBpedia", disable=progress_disabled(progress))
-    for p in paths:
+    for i, p in enumerate(paths_in_order):
+        if gender_files and i == len(gender_files):
+            facts = {t: pf for t, pf in facts.items() if pf.gender is not None}
+            filtering = True
         has_redirects = False
         name = os.path.basename(p)
         for lineno, raw in enumerate(open_lines(p), 1):
@@ -316,7 +345,15 @@ def read_facts(
             if title is None:
                 issues.add("subject_not_a_resource", f"{name}:{lineno}", subj[:80])
                 continue
+            if filtering and kind != "gender" and title not in facts:
+                stats["triples_skipped_no_gender"] += 1
+                continue
             if kind == "gender":
+                if filtering:
+                    issues.add("gender_after_filtering", f"{name}:{lineno}",
+                               "gender triple outside the files sniffed as gender files; facts of "
+                               "resources without a gender were skipped before this line")
+                    filtering = False
                 if not isinstance(obj, Literal):
                     issues.add("gender_not_a_literal", f"{name}:{lineno}", str(obj)[:80])
                     continue

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 
 from wikigenderbias.dbpedia import PersonFacts
 from wikigenderbias.schema import MATCH_KINDS, POSITIVE_RELATIONS
@@ -116,7 +117,9 @@ class Matcher:
 
     @classmethod
     def for_tail(cls, tail: str, relation: str, kinds) -> Matcher:
-        return cls(f for f in tail_forms(tail, relation) if f.kind in kinds)
+        """The matcher of a tail; cached, since places, dates and hypernyms repeat across
+        persons (a matcher is immutable, so sharing it is safe)."""
+        return _tail_matcher(tail, relation, tuple(kinds))
 
     @classmethod
     def for_head(cls, head: str, kinds) -> Matcher:
@@ -137,6 +140,11 @@ class Matcher:
         if on_folded:
             out += [(a, b) for _, a, b, _ in find(s.folded_tokens, tuple(on_folded))]
         return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _tail_matcher(tail: str, relation: str, kinds: tuple[str, ...]) -> Matcher:
+    return Matcher(f for f in tail_forms(tail, relation) if f.kind in kinds)
 
 
 def _outside(tails: list[tuple[int, int]], heads: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -35,19 +35,22 @@ def length_buckets(lengths: torch.Tensor, bucket_size: int) -> list[torch.Tensor
 
 def bucketed(fn, batch: dict[str, torch.Tensor], bucket_size: int) -> torch.Tensor:
     """Apply ``fn`` to length-sorted buckets, each trimmed to its own longest sentence (cuts the
-    padding a whole-batch pad would carry), and return rows in the original order."""
+    padding a whole-batch pad would carry), and return rows in the original order.
+
+    The batch is sorted once and cut with ``split`` (whose backward concatenates), so the
+    backward pass allocates no batch-sized zero tensor per bucket."""
     lengths = batch["lengths"]
     n = lengths.shape[0]
     if bucket_size <= 0 or n <= bucket_size:
         return fn(batch)
-    outs, idxs = [], []
-    for idx in length_buckets(lengths, bucket_size):
-        width = int(lengths[idx].max())
-        sub = {k: (v.index_select(0, idx)[:, :width] if v.dim() == 2 else v.index_select(0, idx))
-               for k, v in batch.items()}
-        outs.append(fn(sub))
-        idxs.append(idx)
+    order = torch.argsort(lengths, stable=True)
+    widths = lengths.index_select(0, order).split(bucket_size)
+    chunks = {k: v.index_select(0, order).split(bucket_size) for k, v in batch.items()}
+    outs = []
+    for b, w in enumerate(widths):
+        width = max(int(w[-1]), 1)          # sorted ascending: the bucket's longest is last
+        outs.append(fn({k: (c[b][:, :width] if c[b].dim() >= 2 else c[b]) for k, c in chunks.items()}))
     out = torch.cat(outs, 0)
-    inverse = torch.empty_like(lengths)
-    inverse[torch.cat(idxs)] = torch.arange(n, device=lengths.device)
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(n, device=order.device)
     return out.index_select(0, inverse)

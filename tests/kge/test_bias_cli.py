@@ -101,3 +101,34 @@ def test_report_rejects_malformed_json(tmp_path):
     p.write_text("[1, 2")
     r = CliRunner().invoke(cli, ["kge", "report", str(p), "--out", str(tmp_path / "r")])
     assert r.exit_code != 0 and "bad.json: not valid JSON" in r.output
+
+
+@pytest.mark.parametrize("strategy", ["remove", "random-remove", "add"])
+def test_du_debias_retrains_and_reports_before_after(setup, strategy):
+    root, gdir, emb, g = setup
+    out = root / f"du_{strategy}.json"
+    r = CliRunner().invoke(cli, ["kge", "du-debias", str(emb), str(gdir), "--strategy", strategy,
+                                 "--occupation", "occupation_0", "--k", "20", "--epochs", "2",
+                                 "--threads", "1", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["items"] == ["occupation_0"] and doc["strategy"] == strategy.replace("-", "_")
+    before, after = doc["before"]["occupation_0"], doc["after"]["occupation_0"]
+    assert before != after                                   # retrained embeddings, new B_gr
+    changed = doc["changed"]["occupation_0"]
+    if strategy == "random-remove":
+        assert changed == 20
+    else:   # IF-REMOVE takes at most k triples that influence B_gr; "add": dummy entities added
+        assert 0 < changed <= (20 if strategy == "remove" else 10**6)
+    assert doc["retrain_config"]["epochs"] == 2
+
+
+def test_du_debias_errors_name_the_problem(setup):
+    root, gdir, emb, g = setup
+    r = CliRunner().invoke(cli, ["kge", "du-debias", str(emb), str(gdir), "--occupation", "no_such_job",
+                                 "--epochs", "1", "--out", str(root / "x.json")])
+    assert r.exit_code != 0 and "no_such_job" in r.output
+    r = CliRunner().invoke(cli, ["kge", "du-debias", str(emb), str(gdir), "--occupation", "occupation_0",
+                                 "--occupation", "occupation_1", "--out", str(root / "x.json")])
+    assert r.exit_code != 0 and "exactly one occupation" in r.output
+    assert not (root / "x.json").exists()

@@ -94,3 +94,42 @@ def test_transformer_markers_sit_on_the_entities():
     for i in range(len(TOKENS)):
         assert tok.convert_ids_to_tokens(int(ids[i, table.features["head_marker"][i]])) == MARKERS[0]
         assert tok.convert_ids_to_tokens(int(ids[i, table.features["tail_marker"][i]])) == MARKERS[2]
+
+
+def test_piecewise_max_matches_masked_max_forward_and_backward():
+    from relext.encoders.cnn import piecewise_max
+
+    torch.manual_seed(0)
+    y = torch.randn(5, 9, 4, dtype=torch.float64, requires_grad=True)
+    piece = torch.tensor([[1, 1, 2, 2, 3, 3, 3, 0, 0],
+                          [1, 2, 3, 3, 3, 3, 3, 3, 3],
+                          [1, 1, 1, 1, 3, 3, 0, 0, 0],      # empty middle piece
+                          [2, 2, 2, 3, 0, 0, 0, 0, 0],      # empty first piece
+                          [1, 0, 0, 0, 0, 0, 0, 0, 0]])
+    out = piecewise_max(y, piece, 3)
+    ref = torch.stack([y.masked_fill((piece != k).unsqueeze(-1), float("-inf")).amax(1) for k in (1, 2, 3)], 1)
+    assert torch.equal(out, ref)
+    assert torch.isinf(out[2, 1]).all() and torch.isinf(out[3, 0]).all() and torch.isinf(out[4, 1:]).all()
+    g = torch.randn(5, 3, 4, dtype=torch.float64)
+    (gy,) = torch.autograd.grad(torch.relu(out), y, g)
+    (gref,) = torch.autograd.grad(torch.relu(ref), y, g)
+    assert torch.allclose(gy, gref)
+    assert gy[0, 7:].abs().sum() == 0                      # padding gets no gradient
+    fused = piecewise_max(y, piece, 3, relu=True)           # ReLU fused: empty pieces give 0
+    assert torch.equal(fused, torch.relu(ref))
+    (gf,) = torch.autograd.grad(fused, y, g)
+    assert torch.allclose(gf, gref)
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_im2col_conv_matches_conv1d_and_its_gradients(k):
+    from relext.encoders.cnn import Im2colConv
+
+    torch.manual_seed(0)
+    x = torch.randn(3, 7, 4, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(6, 4, k, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    ours = Im2colConv.apply(x, w, b)
+    ref = torch.nn.functional.conv1d(x.transpose(1, 2), w, b, padding=k // 2).transpose(1, 2)
+    assert torch.allclose(ours, ref)
+    assert torch.autograd.gradcheck(Im2colConv.apply, (x, w, b))

@@ -159,3 +159,25 @@ def test_truncated_bz2_and_missing_file_are_clear_errors(tmp_path):
         read_facts([p])
     with pytest.raises(DumpError, match="not found: .*missing.nt"):
         read_facts([tmp_path / "missing.nt"])
+
+
+def test_gender_files_are_read_first_and_bound_the_index(tmp_path, monkeypatch):
+    """Only resources with a gender are indexed once the gender files are read, whatever the
+    order the files are given in; the result equals reading everything."""
+    lines = NT.splitlines(keepends=True)
+    hyper = "".join(f"<http://dbpedia.org/resource/Thing_{i}> <http://purl.org/linguistics/gold/hypernym> "
+                    f"<http://dbpedia.org/resource/Object> .\n" for i in range(50))
+    genders = write(tmp_path, "genders.nt", "".join(l for l in lines if "gender" in l))
+    objects = write(tmp_path, "objects.nt", hyper + "".join(l for l in lines if "gender" not in l))
+    mixed = write(tmp_path, "mixed.nt", hyper + NT)
+    a, b = read_facts([objects, genders]), read_facts([mixed])
+    assert a.persons == b.persons and sorted(a.persons) == ["Ada Lovelace", "José Martí"]
+    assert a.stats["triples_skipped_no_gender"] >= 50          # the Things were never indexed
+    assert b.stats["triples_skipped_no_gender"] == 0           # one mixed file: nothing to filter
+    # a gender triple the sniff did not see switches the filter off, with an issue
+    import wikigenderbias.dbpedia as dbp
+
+    monkeypatch.setattr(dbp, "_sniff_kinds", lambda p, lines=5000: {"gender"} if p.endswith("genders.nt") else set())
+    late = write(tmp_path, "late.nt", '<http://dbpedia.org/resource/Thing_1> <http://xmlns.com/foaf/0.1/gender> "male"@en .\n')
+    c = read_facts([objects, late, genders])
+    assert c.issues.to_dict()["gender_after_filtering"]["count"] == 1

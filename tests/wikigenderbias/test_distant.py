@@ -1,6 +1,7 @@
 """Distant supervision: which sentences become examples of which relation."""
 from collections import Counter
 
+import dataclasses
 import pytest
 
 from wikigenderbias.dbpedia import PersonFacts
@@ -57,7 +58,7 @@ def test_every_selected_sentence_is_located_by_the_exporter():
 def test_pronouns_option_counts_gendered_pronouns_as_the_head():
     rec = entity_record("Ada Lovelace", ADA, SENTENCES, DistantConfig(pronouns=True))
     assert rel("NA", "Lord Byron", S4, S5) in rec["relations"]
-    male = PersonFacts(**{**ADA.__dict__, "gender": "male"})
+    male = dataclasses.replace(ADA, gender="male")
     rec = entity_record("Ada Lovelace", male, SENTENCES, DistantConfig(pronouns=True))
     assert rel("NA", "Lord Byron", S5) in rec["relations"]  # "Her" is not his pronoun
 

@@ -1,0 +1,77 @@
+"""`wgb kge du-debias`: Du et al. (2022) debiasing of one embedding dir, followed by retraining.
+
+Strategies: ``add`` (dummy entities that balance each occupation's gender counts), ``remove``
+(IF-REMOVE: drop the k training triples whose removal the influence function predicts moves
+B_gr(occupation) most towards 0) and ``random-remove`` (k random triples, the paper's baseline).
+The retraining uses the embedding dir's own training config (``--epochs`` overrides its length).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+
+@click.command("du-debias")
+@click.argument("emb_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("graph", required=False)
+@click.option("--strategy", type=click.Choice(["add", "remove", "random-remove"]), default="remove", show_default=True)
+@click.option("--occupation", "occupations", multiple=True, required=True,
+              help="Occupation (a tail of the target relation), repeatable; remove strategies take one.")
+@click.option("--k", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Triples to remove (remove strategies).")
+@click.option("--c", type=float, default=0.5, show_default=True, help="Balance target of dummy entities (add).")
+@click.option("--sensitive", default="gender", show_default=True)
+@click.option("--a", "a", default="male", show_default=True)
+@click.option("--b", "b", default="female", show_default=True)
+@click.option("--target", default="profession", show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=None,
+              help="Retraining epochs [default: the embedding dir's training config].")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), default=None)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("du_debias.json"), show_default=True)
+def du_debias_cmd(emb_dir, graph, strategy, occupations, k, c, sensitive, a, b, target, epochs, seed, threads, out):
+    """Debias the embeddings in EMB_DIR by Du et al.'s strategies and retrain; report B_gr of each
+    occupation before and after (JSON)."""
+    import torch
+
+    from kge.bias import du
+    from kge.embeddings import load_model, read_config
+    from kge.train import TrainConfig
+    from wgb.cli_kge_bias import _graph
+    from wikigenderbias.io import write_json_atomic
+
+    if threads:
+        torch.set_num_threads(threads)
+    if strategy != "add" and len(occupations) != 1:
+        raise click.BadParameter("the remove strategies take exactly one occupation", param_hint="--occupation")
+    names = {"sensitive_relation": sensitive, "a": a, "b": b, "target_relation": target}
+    try:
+        kg = _graph(graph, emb_dir)
+        model = load_model(emb_dir, kg)
+        cfg_d = dict(read_config(emb_dir).get("train_config") or {})
+        cfg_d.update(seed=seed, evaluate_test=False, eval_every=0, patience=0, max_train_seconds=None)
+        if epochs:
+            cfg_d["epochs"] = epochs
+        train_cfg = TrainConfig.from_dict(cfg_d) if "model" in cfg_d else TrainConfig(model=read_config(emb_dir)["model"], seed=seed, epochs=epochs or 100)
+        groups = du.build_groups(kg, **names)   # unknown relation / value -> clear error now
+        train_fn = du._default_train_fn(train_cfg)
+        if strategy == "add":
+            res = du.debias_by_adding(kg, model, list(occupations), train_fn, c=c, groups=groups, **names)
+        else:
+            res = du.debias_by_removing(kg, model, occupations[0], k, train_fn, groups=groups, seed=seed,
+                                        random_baseline=strategy == "random-remove", **names)
+    except (ValueError, KeyError, FileNotFoundError) as e:
+        raise click.ClickException(str(e)) from e
+    record = {**asdict(res), "emb_dir": str(emb_dir), "retrain_config": train_cfg.to_dict()}
+    write_json_atomic(out, record)
+    for o in res.items:
+        click.echo(f"{o}: B_gr {res.before[o]:+.4f} -> {res.after[o]:+.4f} ({res.changed.get(o)} triples "
+                   f"{'added' if strategy == 'add' else 'removed'})")
+    click.echo(f"wrote {out}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(du_debias_cmd)
