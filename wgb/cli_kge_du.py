@@ -7,7 +7,6 @@ The retraining uses the embedding dir's own training config (``--epochs`` overri
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -51,13 +50,15 @@ def du_debias_cmd(emb_dir, graph, strategy, occupations, k, c, sensitive, a, b, 
     try:
         kg = _graph(graph, emb_dir)
         model = load_model(emb_dir, kg)
-        cfg_d = dict(read_config(emb_dir).get("train_config") or {})
+        emb_cfg = read_config(emb_dir)
+        # retrain as the embeddings were trained (dirs without a recorded config: trainer defaults)
+        cfg_d = dict(emb_cfg.get("train_config") or {"model": emb_cfg["model"], "dim": emb_cfg["dim"]})
         cfg_d.update(seed=seed, evaluate_test=False, eval_every=0, patience=0, max_train_seconds=None)
         if epochs:
             cfg_d["epochs"] = epochs
-        train_cfg = TrainConfig.from_dict(cfg_d) if "model" in cfg_d else TrainConfig(model=read_config(emb_dir)["model"], seed=seed, epochs=epochs or 100)
+        train_cfg = TrainConfig.from_dict(cfg_d)
         groups = du.build_groups(kg, **names)   # unknown relation / value -> clear error now
-        train_fn = du._default_train_fn(train_cfg)
+        train_fn = du.retrain_fn(train_cfg)
         if strategy == "add":
             res = du.debias_by_adding(kg, model, list(occupations), train_fn, c=c, groups=groups, **names)
         else:

@@ -624,7 +624,9 @@ def add_dummy_entities(graph: Any, items: Sequence[str | int], *, groups: DuGrou
     return with_train_triples(graph, tr, ents), added
 
 
-def _default_train_fn(config: Any = None, out_dir: str | None = None) -> TrainFn:
+def retrain_fn(config: Any = None, out_dir: str | None = None) -> TrainFn:
+    """``graph -> model``: retraining with :func:`kge.train.train` under ``config`` (default
+    ``TrainConfig()``), the retraining step of the debiasing strategies below."""
     def fn(graph):
         import tempfile
         from kge.train import TrainConfig, train  # KGE-CORE's trainer

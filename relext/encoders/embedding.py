@@ -27,12 +27,6 @@ class WordPositionEmbedding(nn.Module):
         return torch.cat([self.word(batch["tokens"]), self.pos1(batch["pos1"]), self.pos2(batch["pos2"])], -1)
 
 
-def length_buckets(lengths: torch.Tensor, bucket_size: int) -> list[torch.Tensor]:
-    """Indices of the rows sorted by length, cut into buckets of ``bucket_size`` rows."""
-    order = torch.argsort(lengths, stable=True)
-    return list(order.split(bucket_size)) if bucket_size > 0 else [order]
-
-
 def bucketed(fn, batch: dict[str, torch.Tensor], bucket_size: int) -> torch.Tensor:
     """Apply ``fn`` to length-sorted buckets, each trimmed to its own longest sentence (cuts the
     padding a whole-batch pad would carry), and return rows in the original order.
