@@ -215,17 +215,16 @@ def generate(folder: Path, persons: int, parts: int, other: int, seed: int, proc
 
 def run_one(spec: dict) -> dict:
     """One configuration, in this (fresh) process."""
-    from wikigenderbias.build import BuildConfig, build, build_entities
+    from wikigenderbias.build import BuildConfig, build
 
     cfg = BuildConfig(dbpedia=spec["dbpedia"], wikipedia=spec["parts"], out=spec["out"], workers=spec["workers"],
                       progress=False, resume=False)
     t0 = time.perf_counter()
-    if spec.get("write"):
-        res = build(cfg)
-        report, n_entities = res.report, sum(len(v) for v in res.entities_by_split.values())
-    else:
-        entities, report = build_entities(cfg)
-        n_entities = len(entities)
+    # passes 1 and 2 (and the split) without holding the records: the counts come from the report
+    # (res.entities_by_split and build_entities would load every record into this process)
+    res = build(cfg, write=bool(spec.get("write")))
+    report = res.report
+    n_entities = report["persons"]["with_examples"]
     wall = time.perf_counter() - t0
     shutil.rmtree(spec["out"] + ".parts", ignore_errors=True)
     shutil.rmtree(spec["out"], ignore_errors=True)

@@ -1,23 +1,39 @@
 """`wgb data build`: WikiGenderBias from DBpedia + Wikipedia dumps by distant supervision.
 
 Pass 1 streams the DBpedia files into an index of person facts (:func:`dbpedia.read_facts`);
-memory is bounded by that index. Pass 2 streams the Wikipedia dump parts, in parallel over parts
-(``workers`` processes, or the same per-part function on a Dask cluster with
-``executor="dask"``); every article of an indexed person becomes an entity record
-(:func:`distant.entity_record`). Records are split by head entity (:mod:`split`) and written with
-:func:`export.write_benchmark` (atomic: temp dir + rename).
+memory is bounded by that index, not by the size of the dump. Pass 2 streams the Wikipedia dump
+parts, in parallel over parts (``workers`` processes, or the same per-part function on a Dask
+cluster with ``executor="dask"``); every article of an indexed person becomes an entity record
+(:func:`distant.entity_record`).
 
-Each finished part is cached in ``<out>.parts/`` (keyed by the part file, the DBpedia files and
-the configuration), so an interrupted build re-run with the same arguments resumes where it
-stopped; the cache is removed once the benchmark is written.
+Each finished part goes to the cache folder ``<out>.parts/`` as two files, named by the part's
+key (a hash of the part file, the DBpedia files and the configuration):
+
+- ``<key>.records.pkl``: the part's entity records sorted by ``entity_id`` (stable: articles of
+  the same head keep their dump order), one ``pickle.dump`` per record;
+- ``<key>.summary.pkl``: a :class:`PartSummary` (counters, skipped items, timings and, per record,
+  its ``entity_id``, gender and source page), written last: it marks the part finished.
+
+Both are written atomically (temp name + rename) by the process that read the part (a worker of
+the ``processes`` executor, or the main process for 1 worker and for ``dask``, whose workers may
+be remote and return the records), so a worker holds one part's records and the main process
+only summaries. From the summaries the main process drops duplicate heads (the first article in
+part order is kept, later ones are reported as ``duplicate_article``) and splits the heads
+(:mod:`split`, on ``entity_id`` and gender only). The writer (:func:`export.write_benchmark_stream`,
+atomic: temp dir + rename) then reads the record files merged by ``entity_id``
+(:func:`heapq.merge`, one record per part in memory), so every split comes out sorted by
+``entity_id``. An interrupted build re-run with the same arguments reuses the finished parts;
+the cache is removed once the benchmark is written.
 
 Bad lines and pages are counted and reported (file:line of the first few), never fatal; a missing,
 unreadable or truncated input raises :class:`dbpedia.DumpError` naming it.
 """
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
+import heapq
 import json
 import multiprocessing as mp
 import os
@@ -27,17 +43,18 @@ import shutil
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from wikigenderbias.dbpedia import DumpError, FactIndex, Issues, PersonFacts, progress_disabled, read_facts
 from wikigenderbias.distant import DistantConfig, entity_record
-from wikigenderbias.schema import GENDERS, POSITIVE_RELATIONS, RELATIONS
+from wikigenderbias.schema import GENDERS, POSITIVE_RELATIONS, RELATIONS, SPLITS
 from wikigenderbias.split import SplitConfig, split_entities
 from wikigenderbias.wikipedia import article_sentences, detect_format, iter_pages
 
-__all__ = ["BuildConfig", "BuildResult", "PartResult", "EXECUTORS", "build", "build_entities",
+__all__ = ["BuildConfig", "BuildResult", "PartResult", "PartSummary", "EXECUTORS", "build", "build_entities",
            "process_part", "expand_inputs"]
 
 EXECUTORS = ("processes", "dask")
@@ -103,7 +120,7 @@ class BuildConfig:
 
 @dataclass
 class PartResult:
-    """What one Wikipedia dump part produced."""
+    """What one Wikipedia dump part produced (records carry their ``source_page``)."""
 
     path: str
     entities: list[dict]
@@ -116,10 +133,37 @@ class PartResult:
 
 
 @dataclass
+class PartSummary:
+    """What the main process keeps of a finished part: everything but the records, which are in
+    the part's records file; ``heads`` is ``(entity_id, gender, source_page)`` of each record, in
+    dump order."""
+
+    path: str
+    stats: dict[str, int]
+    distant: dict[str, int]
+    issues: Issues
+    seconds: float
+    no_examples: list[str]
+    cpu_seconds: float
+    heads: list[tuple[str, str, str]]
+
+
+@dataclass
 class BuildResult:
+    """The written folder (None with ``write=False``) and the build report.
+
+    ``entities_by_split`` (split -> entity records sorted by ``entity_id``) is loaded on first
+    access, from the written folder (or, with ``write=False``, from the parts cache, which is then
+    kept): it holds every record in memory, so for large builds read the folder split by split
+    instead; the report's ``counts`` has the numbers."""
+
     folder: Path | None
-    entities_by_split: dict[str, list[dict]]
     report: dict
+    _load: Callable[[], dict[str, list[dict]]] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def entities_by_split(self) -> dict[str, list[dict]]:
+        return self._load()
 
 
 # --------------------------------------------------------------------------- pass 2, one part
@@ -171,13 +215,14 @@ def _process_part(path: str, persons: dict[str, PersonFacts], distant: DistantCo
 _CTX: dict = {}
 
 
-def _init_worker(persons, distant, issue_limit, q) -> None:
-    _CTX.update(persons=persons, distant=distant, issue_limit=issue_limit, queue=q)
+def _init_worker(persons, distant, issue_limit, q, cache) -> None:
+    _CTX.update(persons=persons, distant=distant, issue_limit=issue_limit, queue=q, cache=cache)
 
 
-def _worker_part(path: str) -> PartResult:
+def _worker_part(path: str, key: str) -> PartSummary:
     q = _CTX["queue"]
-    return process_part(path, _CTX["persons"], _CTX["distant"], tick=q.put, issue_limit=_CTX["issue_limit"])
+    res = process_part(path, _CTX["persons"], _CTX["distant"], tick=q.put, issue_limit=_CTX["issue_limit"])
+    return _save_part(_CTX["cache"], key, res)
 
 
 def _dask_part(path: str, persons, distant, issue_limit) -> PartResult:
@@ -215,33 +260,72 @@ def _part_key(part: str, config: BuildConfig, db_files: list[str]) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
-def _save_part(cache: Path, key: str, res: PartResult) -> None:
+def _records_file(cache: Path, key: str) -> Path:
+    return cache / f"{key}.records.pkl"
+
+
+def _summary_file(cache: Path, key: str) -> Path:
+    return cache / f"{key}.summary.pkl"
+
+
+def _save_part(cache: Path, key: str, res: PartResult) -> PartSummary:
+    """Write a part's records (sorted by ``entity_id``) and then its summary, each atomically."""
     cache.mkdir(parents=True, exist_ok=True)
-    tmp = cache / f".{key}.tmp{os.getpid()}"
-    with open(tmp, "wb") as fh:
-        pickle.dump(res, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, cache / f"{key}.pkl")
+    heads = []
+    for rec in res.entities:
+        heads.append((rec["entity_id"], rec["gender"], rec.pop("source_page", "")))
+    res.entities.sort(key=itemgetter("entity_id"))
+    summary = PartSummary(res.path, res.stats, res.distant, res.issues, res.seconds, res.no_examples,
+                          res.cpu_seconds, heads)
+    for path, items in ((_records_file(cache, key), res.entities), (_summary_file(cache, key), [summary])):
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        with open(tmp, "wb") as fh:
+            for item in items:
+                pickle.dump(item, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    return summary
 
 
-def _load_part(cache: Path, key: str) -> PartResult | None:
-    f = cache / f"{key}.pkl"
-    if not f.is_file():
+def _load_part(cache: Path, key: str) -> PartSummary | None:
+    """The summary of a finished part, or None (not finished, or unreadable)."""
+    if not _records_file(cache, key).is_file():
         return None
     try:
-        with open(f, "rb") as fh:
-            return pickle.load(fh)
+        with open(_summary_file(cache, key), "rb") as fh:
+            summary = pickle.load(fh)
     except Exception:
         return None
+    return summary if isinstance(summary, PartSummary) else None
+
+
+def _read_records(path: Path) -> Iterator[dict]:
+    with open(path, "rb") as fh:
+        while True:
+            try:
+                yield pickle.load(fh)
+            except EOFError:
+                return
+
+
+def _merged_records(files: list[Path]) -> Iterator[dict]:
+    """The records of all parts in ``entity_id`` order, the first occurrence of each head only
+    (``heapq.merge`` is stable: for equal ids, earlier files and earlier records come first)."""
+    last = None
+    for rec in heapq.merge(*map(_read_records, files), key=itemgetter("entity_id")):
+        if rec["entity_id"] != last:
+            last = rec["entity_id"]
+            yield rec
 
 
 def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonFacts],
-               cache: Path | None, keys: dict[str, str]) -> list[PartResult]:
+               cache: Path, keys: dict[str, str]) -> list[PartSummary]:
+    """The summaries of all parts, in part order; each part's records are in the cache."""
     from tqdm.auto import tqdm
 
-    results: dict[str, PartResult] = {}
+    results: dict[str, PartSummary] = {}
     todo = []
     for p in parts:
-        cached = _load_part(cache, keys[p]) if cache is not None and config.resume else None
+        cached = _load_part(cache, keys[p]) if config.resume else None
         if cached is not None:
             results[p] = cached
         else:
@@ -250,15 +334,10 @@ def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonF
     bar = tqdm(total=None, unit=" pages", unit_scale=True, desc="Wikipedia", disable=disable)
     done_bar = tqdm(total=len(parts), initial=len(results), unit=" parts", desc="parts", disable=disable)
 
-    def finish(res: PartResult) -> None:
+    def finish(res: PartSummary) -> None:
         results[res.path] = res
-        # the records are acyclic dicts and lists that live to the end of the build: take them
-        # out of the cyclic collector's scans, which otherwise grow with every finished part
-        gc.freeze()
-        if cache is not None:
-            _save_part(cache, keys[res.path], res)
         done_bar.update(1)
-        done_bar.set_postfix(persons=sum(len(r.entities) for r in results.values()))
+        done_bar.set_postfix(persons=sum(len(r.heads) for r in results.values()))
 
     if not todo:
         pass
@@ -277,19 +356,20 @@ def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonF
                                  issue_limit=config.issue_limit, pure=False)
             for _, res in as_completed(futures, with_results=True):
                 bar.update(res.stats.get("pages", 0))
-                finish(res)
+                finish(_save_part(cache, keys[res.path], res))
         finally:
             client.close()
     elif config.n_workers == 1 or len(todo) == 1:
         for p in todo:
-            finish(process_part(p, persons, config.distant, tick=bar.update, issue_limit=config.issue_limit))
+            res = process_part(p, persons, config.distant, tick=bar.update, issue_limit=config.issue_limit)
+            finish(_save_part(cache, keys[p], res))
     else:
         method = "fork" if sys.platform == "linux" else "spawn"
         ctx = mp.get_context(method)
         q = ctx.Queue()
         with ctx.Pool(min(config.n_workers, len(todo)), initializer=_init_worker,
-                      initargs=(persons, config.distant, config.issue_limit, q)) as pool:
-            pending = [pool.apply_async(_worker_part, (p,)) for p in todo]
+                      initargs=(persons, config.distant, config.issue_limit, q, cache)) as pool:
+            pending = [pool.apply_async(_worker_part, (p, keys[p])) for p in todo]
             while pending:
                 try:
                     bar.update(q.get(timeout=0.2))
@@ -312,8 +392,24 @@ def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonF
     return [results[p] for p in parts]
 
 
-def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
-    """Passes 1 and 2: all entity records (not yet split) and the build report."""
+def _cache_dir(config: BuildConfig) -> Path:
+    return Path(str(config.out).rstrip("/\\") + ".parts")
+
+
+@dataclass
+class _Passes:
+    """Passes 1 and 2 done: the report, the kept heads and the parts' record files."""
+
+    report: dict
+    heads: list[dict]   # {"entity_id", "gender"} of each kept head (its first article in part order)
+    files: list[Path]   # the record files, in part order
+
+    def records(self) -> Iterator[dict]:
+        """The kept records, sorted by ``entity_id``, read one at a time from the cache."""
+        return _merged_records(self.files)
+
+
+def _passes(config: BuildConfig) -> _Passes:
     t0 = time.perf_counter()
     db_files = expand_inputs(config.dbpedia, "DBpedia")
     parts = expand_inputs(config.wikipedia, "Wikipedia")
@@ -326,7 +422,7 @@ def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
         raise ValueError(
             f"no person in the DBpedia files has a gender and all of {list(config.require)} "
             f"({index.stats}); check that the gender, mapping-based and hypernym files are given")
-    cache = Path(str(config.out).rstrip("/\\") + ".parts")
+    cache = _cache_dir(config)
     keys = {p: _part_key(p, config, db_files) for p in parts}
     gc.freeze()   # the person index lives through pass 2: keep it out of the collector's scans
     try:
@@ -338,22 +434,21 @@ def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
     issues = Issues(limit=config.issue_limit)
     stats: Counter = Counter()
     dstats: Counter = Counter()
-    entities: list[dict] = []
-    seen: dict[str, str] = {}
+    heads: list[dict] = []
+    kept: dict[str, str] = {}  # entity_id -> source page of the kept article
     no_examples: list[str] = []
     for res in results:
         issues.merge(res.issues)
         stats.update(res.stats)
         dstats.update(res.distant)
         no_examples += res.no_examples
-        for rec in res.entities:
-            where = rec.pop("source_page", "")
-            if rec["entity_id"] in seen:
-                issues.add("duplicate_article", where, f"{rec['entity_id']!r} already read at {seen[rec['entity_id']]}")
+        for eid, gender, where in res.heads:
+            if eid in kept:
+                issues.add("duplicate_article", where, f"{eid!r} already read at {kept[eid]}")
                 continue
-            seen[rec["entity_id"]] = where
-            entities.append(rec)
-    found = set(seen) | set(no_examples)
+            kept[eid] = where
+            heads.append({"entity_id": eid, "gender": gender})
+    found = set(kept) | set(no_examples)
     missing = sorted(t for t in index.persons if t not in found)
     pass2_s = t2 - t1
     part_seconds = sum(r.seconds for r in results)
@@ -372,7 +467,7 @@ def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
             "first_without_article": missing[: config.issue_limit],
             "without_examples": len(no_examples),
             "first_without_examples": sorted(no_examples)[: config.issue_limit],
-            "with_examples": len(entities),
+            "with_examples": len(heads),
         },
         "distant": {k: int(v) for k, v in sorted(dstats.items())},
         "timings": {
@@ -386,33 +481,47 @@ def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
             "executor": config.executor,
         },
     }
-    return entities, report
+    return _Passes(report, heads, [_records_file(cache, keys[p]) for p in parts])
 
 
-def _split_counts(splits: dict[str, list[dict]]) -> dict:
-    out = {}
-    for s, ents in splits.items():
-        g = Counter(e["gender"] for e in ents)
-        r: Counter = Counter()
-        for e in ents:
-            for rel in e["relations"]:
-                r[rel["relation"]] += len(rel["sentences"])
-        out[s] = {"entities": {k: g.get(k, 0) for k in GENDERS},
-                  "sentences": {k: r.get(k, 0) for k in RELATIONS},
-                  "sentences_total": sum(r.values())}
+def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
+    """Passes 1 and 2: all entity records (not yet split; one per head, sorted by ``entity_id``)
+    and the build report. Holds every record in memory; :func:`build` streams them instead."""
+    run = _passes(config)
+    return list(run.records()), run.report
+
+
+def _split_counts(records: Iterable[tuple[str, dict]]) -> dict:
+    genders: dict[str, Counter] = {s: Counter() for s in SPLITS}
+    relations: dict[str, Counter] = {s: Counter() for s in SPLITS}
+    for s, e in records:
+        genders[s][e["gender"]] += 1
+        for rel in e["relations"]:
+            relations[s][rel["relation"]] += len(rel["sentences"])
+    return {s: {"entities": {k: genders[s].get(k, 0) for k in GENDERS},
+                "sentences": {k: relations[s].get(k, 0) for k in RELATIONS},
+                "sentences_total": sum(relations[s].values())} for s in SPLITS}
+
+
+def _by_split(records: Iterable[tuple[str, dict]]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for s, e in records:
+        out[s].append(e)
     return out
 
 
 def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
-    """Build the benchmark folder ``config.out`` (see the module docstring)."""
+    """Build the benchmark folder ``config.out`` (see the module docstring). With ``write=False``
+    nothing is written: passes 1 and 2 and the split run, the report's ``counts`` are read from the
+    parts cache, which is kept."""
     t0 = time.perf_counter()
     out = Path(config.out)
     if write and out.exists() and not config.overwrite:
         raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
-    entities, report = build_entities(config)
+    run = _passes(config)
+    report = run.report
     t1 = time.perf_counter()
-    splits = split_entities(entities, config.split)
-    report["counts"] = _split_counts(splits)
+    split_of = {e["entity_id"]: s for s, es in split_entities(run.heads, config.split).items() for e in es}
     report["timings"]["split_s"] = round(time.perf_counter() - t1, 3)
     report["description"] = (
         f"Built with `wgb data build` (wgb {_version()}) from the DBpedia files "
@@ -425,18 +534,28 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
         f"Splits by head entity (seed {config.split.seed}, stratified by gender"
         f"{', balanced test sets' if config.split.balance_test else ''})."
     )
-    folder = None
-    if write:
-        from wikigenderbias.export import write_benchmark
 
-        t2 = time.perf_counter()
-        report["timings"]["total_s"] = round(t2 - t0, 3)  # before writing; write_s is in the result
-        folder = write_benchmark(out, splits, description=report["description"], report=report,
-                                 overwrite=config.overwrite, progress=config.progress is not False)
-        report = json.loads((folder / "report.json").read_text())
-        report["timings"]["write_s"] = round(time.perf_counter() - t2, 3)
+    def records() -> Iterator[tuple[str, dict]]:
+        for rec in run.records():
+            split = split_of.get(rec["entity_id"])
+            if split is not None:  # heads left out by an absolute train size have no split
+                yield split, rec
+
+    if not write:
+        report["counts"] = _split_counts(records())
         report["timings"]["total_s"] = round(time.perf_counter() - t0, 3)
-        shutil.rmtree(Path(str(config.out).rstrip("/\\") + ".parts"), ignore_errors=True)
-    else:
-        report["timings"]["total_s"] = round(time.perf_counter() - t0, 3)
-    return BuildResult(folder, splits, report)
+        return BuildResult(None, report, lambda: _by_split(records()))
+
+    from wikigenderbias.export import read_entities, write_benchmark_stream
+
+    t2 = time.perf_counter()
+    report["timings"]["total_s"] = round(t2 - t0, 3)  # before writing; write_s is in the result
+    sizes = Counter(split_of.values())
+    folder = write_benchmark_stream(out, records(), description=report["description"], report=report,
+                                    overwrite=config.overwrite, progress=config.progress is not False,
+                                    sizes={s: sizes[s] for s in SPLITS})
+    report = json.loads((folder / "report.json").read_text())
+    report["timings"]["write_s"] = round(time.perf_counter() - t2, 3)
+    report["timings"]["total_s"] = round(time.perf_counter() - t0, 3)
+    shutil.rmtree(_cache_dir(config), ignore_errors=True)
+    return BuildResult(folder, report, functools.partial(read_entities, folder))

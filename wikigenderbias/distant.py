@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from wikigenderbias.dbpedia import PersonFacts
 from wikigenderbias.schema import MATCH_KINDS, POSITIVE_RELATIONS
-from wikigenderbias.spans import find, name_forms, tail_forms, tokenize
+from wikigenderbias.spans import Form, find, name_forms, tail_forms, tokenize
 
 __all__ = ["DistantConfig", "NA_FACTS", "PRONOUNS", "Matcher", "Sentence", "entity_record"]
 
@@ -108,7 +108,7 @@ class Matcher:
         for f in forms:
             key = _fold(f.tokens[0])
             if f.folded:
-                g = replace(f, tokens=tuple(_fold(t) for t in f.tokens), folded=False)
+                g = Form(tuple(_fold(t) for t in f.tokens), f.kind, False, f.prefix, f.in_range)
                 (partial if f.prefix or f.in_range else folded).append((key, g, True))
             else:
                 (partial if f.prefix or f.in_range else exact).append((key, f, False))
@@ -142,7 +142,25 @@ class Matcher:
         return out
 
 
-@lru_cache(maxsize=1 << 16)
+class _Prefilter:
+    """The first-token tests of several matchers at once: a sentence that fails them can match
+    none of them (most sentences of an article mention no tail), so their ``spans`` are skipped."""
+
+    __slots__ = ("keys", "partial")
+
+    def __init__(self, matchers) -> None:
+        keys: set[str] = set()
+        partial: set[str] = set()
+        for m in matchers:
+            keys |= m.keys
+            partial.update(k for k, _, _ in m.partial)
+        self.keys, self.partial = frozenset(keys), tuple(partial)
+
+    def may_match(self, s: Sentence) -> bool:
+        return not self.keys.isdisjoint(s.folded_set) or any(k in s.folded for k in self.partial)
+
+
+@lru_cache(maxsize=1 << 14)   # places, dates, hypernyms repeat; bounded, so memory stays flat
 def _tail_matcher(tail: str, relation: str, kinds: tuple[str, ...]) -> Matcher:
     return Matcher(f for f in tail_forms(tail, relation) if f.kind in kinds)
 
@@ -178,12 +196,13 @@ def entity_record(title: str, facts: PersonFacts, sentences: list[str],
                  for f in config.na_facts for y in facts.values(f)]
     pos_hits: dict[tuple[str, str], list[str]] = {(r, y): [] for r, y, _ in positives}
     neg_hits: dict[str, list[str]] = {}
+    pos_filter, neg_filter = _Prefilter(m for _, _, m in positives), _Prefilter(m for _, _, m in negatives)
     for sent in sentences:
         s = Sentence(sent)
         stats["sentences"] += 1
         head_spans: list[tuple[int, int]] | None = None
         any_positive = False
-        for r, y, m in positives:
+        for r, y, m in (positives if pos_filter.may_match(s) else ()):
             spans = m.spans(s)
             if not spans:
                 continue
@@ -196,7 +215,7 @@ def entity_record(title: str, facts: PersonFacts, sentences: list[str],
                     pos_hits[(r, y)].append(sent)
         if any_positive:
             continue
-        for f, y, m in negatives:
+        for f, y, m in (negatives if neg_filter.may_match(s) else ()):
             spans = m.spans(s)
             if not spans:
                 continue

@@ -46,6 +46,9 @@ _NAME_STOP = frozenset(
     rev rev. general president marquess archduke archduchess grand""".split()
 )
 _PRIORITY = {kind: i for i, kind in enumerate(MATCH_KINDS)}
+# surface forms are cached per process: the exporter locates the same head and tail in every
+# sentence of an entity; a small bound keeps memory flat however many entities a build has
+FORMS_CACHE = 4096
 _ORDINAL = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd", 31: "st"}
 
 
@@ -128,7 +131,7 @@ def _dedupe(forms: list[Form]) -> list[Form]:
     return out
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=FORMS_CACHE)
 def name_forms(name: str, person: bool = True) -> tuple[Form, ...]:
     """Surface forms of a person (or, with ``person=False``, a place or institution), best first.
 
@@ -176,7 +179,7 @@ def name_forms(name: str, person: bool = True) -> tuple[Form, ...]:
     return tuple(_dedupe(forms))
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=FORMS_CACHE)
 def label_forms(label: str) -> tuple[Form, ...]:
     """Surface forms of a common-noun label such as a hypernym ("Actor", "Film director")."""
     full = tuple(tokenize(label))
@@ -209,7 +212,7 @@ def parse_date(value: str) -> tuple[int, int, int] | None:
     return None
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=FORMS_CACHE)
 def date_forms(value: str) -> tuple[Form, ...]:
     """Surface forms of a date, in the formats that occur in running text, best first."""
     parsed = parse_date(value)
@@ -239,7 +242,7 @@ def date_forms(value: str) -> tuple[Form, ...]:
     return tuple(_dedupe(forms))
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=FORMS_CACHE)
 def place_forms(label: str) -> tuple[Form, ...]:
     """Surface forms of a place: the full label, its comma components and name parts, then a
     token starting with a one-word component (demonyms such as "Milanese" for "Milan")."""
@@ -284,6 +287,18 @@ def find(tokens: list[str], forms: tuple[Form, ...]) -> list[tuple[int, int, int
             hay = tokens
             needle = f.tokens
         first = needle[0]
+        if not f.prefix and not f.in_range:
+            # exact first token: let list.index (C) find the candidates
+            i, last = -1, n - k
+            while True:
+                try:
+                    i = hay.index(first, i + 1, last + 1)
+                except ValueError:
+                    break
+                if (k == 1 or tuple(hay[i:i + k]) == needle) and (i, i + k) not in seen:
+                    seen.add((i, i + k))
+                    found.append((prio, i, i + k, f.kind))
+            continue
         for i in range(n - k + 1):
             tok = hay[i]
             if f.prefix:

@@ -63,8 +63,7 @@ def split_entities(entities: list[dict], config: SplitConfig = SplitConfig()) ->
     test_quota: dict[str, int] = {}
     if config.balance_test:
         half = n_test // 2
-        small = min(GENDERS, key=lambda g: len(by_gender[g]))
-        big = max(GENDERS, key=lambda g: len(by_gender[g]))
+        small, big = sorted(GENDERS, key=lambda g: len(by_gender[g]))  # two names even when as many
         test_quota[small] = min(half, len(by_gender[small]))
         test_quota[big] = min(n_test - test_quota[small], len(by_gender[big]))
     for g in GENDERS:

@@ -257,10 +257,9 @@ _TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*\b[^<>]*>")
 _BR = re.compile(r"<br\s*/?>", re.I)
 _MAGIC = re.compile(r"__[A-Z]+__")
 _HEADING = re.compile(r"^(=+)\s*(.*?)\s*\1\s*$")
-_SPACE_PUNCT = re.compile(r"\s+([,.;:!?)])")
+_CLOSING = ",.;:!?)"
 _EMPTY_PARENS = re.compile(r"\(\s*[,;:]*\s*\)")
 _OPEN_PAREN_PUNCT = re.compile(r"\(\s*[,;:]\s*")
-_WS = re.compile(r"[ \t\u00a0\u2009\u200a\u202f]+")
 _INTERWIKI = re.compile(r"^:?[a-z]{2,3}(?:-[a-z]{2,8})?:|^:?simple:")
 _DROP_NS = ("file:", "image:", "category:", "media:", ":file:", ":image:")
 _STOP_SECTIONS = frozenset({
@@ -350,7 +349,8 @@ def _replace_templates(text: str) -> str:
 
 def clean_wikitext(text: str) -> list[str]:
     """Plain-text paragraphs of an article's wikitext (see the module docstring)."""
-    text = _COMMENT.sub("", text)
+    if "<!--" in text:
+        text = _COMMENT.sub("", text)
     text = _NOWIKI.sub(lambda m: m.group(1).replace("[", "&#91;").replace("{", "&#123;"), text)
     text = _REF_SELF.sub("", text)
     text = _REF.sub("", text)
@@ -358,11 +358,14 @@ def clean_wikitext(text: str) -> list[str]:
     text = _replace_links(text)       # first, so that pipes in links do not split template args
     text = _replace_templates(text)
     text = _replace_links(text)       # links that templates produced
-    text = _EXTLINK.sub(lambda m: m.group(1) or "", text)
+    if "[" in text:
+        text = _EXTLINK.sub(lambda m: m.group(1) or "", text)
     text = _BR.sub(" ", text)
     text = _TAG.sub("", text)
-    text = _QUOTES.sub("", text)
-    text = _MAGIC.sub("", text)
+    if "''" in text:
+        text = _QUOTES.sub("", text)
+    if "__" in text:
+        text = _MAGIC.sub("", text)
     paragraphs: list[str] = []
     cur: list[str] = []
     depth = 0
@@ -389,12 +392,18 @@ def clean_wikitext(text: str) -> list[str]:
     out = []
     for para in paragraphs:
         para = html.unescape(para)
-        para = _BARE_URL.sub("", para)
-        para = _WS.sub(" ", para)
-        para = _EMPTY_PARENS.sub("", para)
-        para = _OPEN_PAREN_PUNCT.sub("(", para)
-        para = _SPACE_PUNCT.sub(r"\1", para)
-        para = _WS.sub(" ", para).strip()
+        if "://" in para:
+            para = _BARE_URL.sub("", para)
+        # whitespace runs -> one space (str.split, C speed; the sentences are re-joined the same
+        # way), then no space before closing punctuation
+        para = " ".join(para.split())
+        if "(" in para:
+            para = _EMPTY_PARENS.sub("", para)
+            para = _OPEN_PAREN_PUNCT.sub("(", para)
+            para = " ".join(para.split())
+        for c in _CLOSING:
+            if " " + c in para:
+                para = para.replace(" " + c, c)
         if para:
             out.append(para)
     return out
@@ -407,7 +416,6 @@ _ABBREVIATIONS = frozenset(
     "fig al u.s e.g i.e b d c fl r".split()
 )
 _SENT_END = re.compile(r"[.!?][\"”’')\]]*\s+(?=[\"“‘(\[]?[A-Z0-9À-ÖØ-Þ])")
-_PREV_WORD = re.compile(r"(\S+)$")
 _TOKEN = re.compile(
     r"(?:[A-Z]\.){2,}"                                   # U.S., J.R.R.
     r"|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Mt|Ft|Lt|Col|Gen|Sgt|Capt|Rev|Prof|Hon|Sen|Gov)\.(?=\s+[A-Z])"
@@ -426,8 +434,10 @@ def split_sentences(paragraph: str) -> list[str]:
     for m in _SENT_END.finditer(paragraph):
         end = m.start() + 1
         if paragraph[m.start()] == ".":
-            w = _PREV_WORD.search(paragraph, start, m.start())
-            word = w.group(1).lstrip("([\"'“‘").lower() if w else ""
+            end0 = m.start()
+            # the word before the period (what r"(\S+)$" matches, found from the right)
+            last = paragraph[start:end0].rsplit(None, 1) if end0 > start and not paragraph[end0 - 1].isspace() else []
+            word = last[-1].lstrip("([\"'“‘").lower() if last else ""
             if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) \
                     or re.fullmatch(r"(?:[a-z]\.)+[a-z]", word):
                 continue

@@ -88,8 +88,8 @@ class PiecewiseMax(torch.autograd.Function):
         full = torch.cat([grad.new_zeros(n, 1, h), grad], 1).reshape(-1, h)      # slot 0: padding
         if ctx.relu:
             full = full * (out > 0)
-        hit = y.reshape(-1, h) == out.gather(0, slot)
-        gy = torch.where(hit, full.gather(0, slot), grad.new_zeros(()))
+        # the gathered gradient, zeroed in place where the token is not its piece's maximum
+        gy = full.gather(0, slot).masked_fill_(y.reshape(-1, h) != out.gather(0, slot), 0)
         return gy.view(n, l, h), None, None, None
 
 

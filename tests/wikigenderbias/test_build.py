@@ -198,7 +198,7 @@ def test_build_writes_a_loadable_benchmark_and_resumes(dumps):
     # an interrupted run leaves finished parts in <out>.parts; a re-run reuses them
     out2 = tmp / "bench2"
     build_entities(config(db, wiki, out2))
-    cached = sorted((tmp / "bench2.parts").glob("*.pkl"))
+    cached = sorted((tmp / "bench2.parts").glob("*.summary.pkl"))
     assert len(cached) == 3
     again = build(config(db, wiki, out2))
     assert again.report["wikipedia"]["parts"] == 3 and not (tmp / "bench2.parts").exists()
@@ -225,7 +225,7 @@ def test_interrupted_build_resumes_from_finished_parts(dumps, monkeypatch):
     monkeypatch.setattr(b, "process_part", interrupted)
     with pytest.raises(Killed):
         build(config(db, wiki, tmp / "out"))
-    assert not (tmp / "out").exists() and len(list((tmp / "out.parts").glob("*.pkl"))) == 1
+    assert not (tmp / "out").exists() and len(list((tmp / "out.parts").glob("*.summary.pkl"))) == 1
     calls.clear()
     resumed = True
     res = build(config(db, wiki, tmp / "out"))
@@ -302,3 +302,117 @@ def test_cli_build(dumps):
     assert r.exit_code == 0, r.output
     report = json.loads((tmp / "c2" / "report.json").read_text())
     assert report["config"]["distant"]["pronouns"] is True
+
+
+# --------------------------------------------------------------------------- streaming build
+def load_all(folder):
+    import datasets
+
+    out = {}
+    for cfg in ("sentences", "entities"):
+        ds = datasets.load_dataset(str(folder), cfg)
+        out[cfg] = {s: (ds[s].features, ds[s].to_list()) for s in ds}
+    return out
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_streamed_build_equals_the_in_memory_path(dumps, monkeypatch, workers):
+    import wikigenderbias.export as export_mod
+    from wikigenderbias.export import write_benchmark
+    from wikigenderbias.split import split_entities
+
+    db, wiki, tmp = dumps
+    cfg = config(db, wiki, tmp / "mem")
+    entities, report = build_entities(cfg)
+    write_benchmark(tmp / "mem", split_entities(entities, cfg.split), description="d", report=report, progress=False)
+    monkeypatch.setattr(export_mod, "CHUNK_ROWS", {"sentences": 2, "entities": 1})  # many row groups
+    res = build(config(db, wiki, tmp / "streamed", workers=workers))
+    assert load_all(tmp / "streamed") == load_all(tmp / "mem")
+    streamed, mem = (json.loads((tmp / f / "report.json").read_text()) for f in ("streamed", "mem"))
+    assert (streamed["counts"], streamed["spans"]) == (mem["counts"], mem["spans"])
+    assert streamed["wikipedia"]["skipped"] == mem["wikipedia"]["skipped"]
+    # entities_by_split is read back from the folder: the very records that were written
+    assert {e["entity_id"]: e for es in res.entities_by_split.values() for e in es} == EXPECTED
+
+
+def test_main_process_keeps_summaries_only_and_splits_come_sorted(dumps, monkeypatch):
+    import pyarrow.parquet as pq
+
+    import wikigenderbias.build as b
+
+    db, wiki, tmp = dumps
+    real_run, real_save = b._run_parts, b._save_part
+    returned, saved_here = [], []
+    monkeypatch.setattr(b, "_run_parts", lambda *a, **k: returned.extend(real_run(*a, **k)) or returned)
+    monkeypatch.setattr(b, "_save_part", lambda *a: saved_here.append(a[1]) or real_save(*a))
+    build(config(db, wiki, tmp / "out", workers=2))
+    assert len(returned) == 3
+    assert all(isinstance(r, b.PartSummary) and not hasattr(r, "entities") for r in returned)
+    assert saved_here == []  # the workers wrote their parts' records (forked: the spy ran in them)
+    assert sum(len(r.heads) for r in returned) == 5
+    for cfg in ("sentences", "entities"):
+        for f in (tmp / "out" / "data" / cfg).glob("*.parquet"):
+            ids = pq.read_table(f, columns=["entity_id"]).column("entity_id").to_pylist()
+            assert ids and ids == sorted(ids), f
+
+
+def test_build_without_writing_keeps_the_parts_and_loads_records_lazily(dumps):
+    db, wiki, tmp = dumps
+    res = build(config(db, wiki, tmp / "out"), write=False)
+    assert res.folder is None and not (tmp / "out").exists()
+    assert len(list((tmp / "out.parts").glob("*.records.pkl"))) == 3
+    assert "entities_by_split" not in vars(res)  # not loaded yet
+    by_split = res.entities_by_split
+    assert sum(len(v) for v in by_split.values()) == 5
+    assert {e["entity_id"]: e for es in by_split.values() for e in es} == EXPECTED
+    assert all([e["entity_id"] for e in es] == sorted(e["entity_id"] for e in es) for es in by_split.values())
+    c = res.report["counts"]
+    assert sum(sum(v["entities"].values()) for v in c.values()) == 5
+    assert c["male_test"]["sentences_total"] == sum(len(r["sentences"]) for e in by_split["male_test"]
+                                                     for r in e["relations"])
+
+
+MARIE_AGAIN = "'''Marie Curie''' was a chemist.\nCurie was born in [[Warsaw]] in 1867."
+
+
+def test_a_duplicate_article_in_a_later_part_is_reported_and_the_first_kept(dumps):
+    db, wiki, tmp = dumps
+    (wiki / "enwiki-pages-articles4.xml-p31p40").write_text(dump(page("Marie Curie", MARIE_AGAIN, 31)))
+    res = build(config(db, wiki, tmp / "out", workers=2))
+    dup = res.report["wikipedia"]["skipped"]["duplicate_article"]
+    assert dup["count"] == 1
+    assert dup["first"][0].startswith("enwiki-pages-articles4.xml-p31p40:")
+    assert dup["first"][0].endswith("'Marie Curie' already read at enwiki-pages-articles3.xml-p21p30:5")
+    assert res.report["persons"]["with_examples"] == 5
+    assert {e["entity_id"]: e for es in res.entities_by_split.values() for e in es} == EXPECTED
+    entities, _ = build_entities(config(db, wiki, tmp / "again"))
+    assert [e["entity_id"] for e in entities] == sorted(EXPECTED)
+
+
+def test_interrupted_write_leaves_no_folder_and_resumes_from_the_parts(dumps, monkeypatch):
+    import wikigenderbias.build as b
+    import wikigenderbias.export as export_mod
+
+    db, wiki, tmp = dumps
+    real = export_mod._write_parquet
+    calls = []
+
+    def flaky(rows, cfg, writer):
+        calls.append(cfg)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(rows, cfg, writer)
+
+    monkeypatch.setattr(export_mod, "_write_parquet", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        build(config(db, wiki, tmp / "out"))
+    assert not (tmp / "out").exists()
+    assert [p.name for p in tmp.iterdir() if p.name.startswith(".")] == []
+    parts = tmp / "out.parts"
+    assert len(list(parts.glob("*.summary.pkl"))) == len(list(parts.glob("*.records.pkl"))) == 3
+    monkeypatch.setattr(export_mod, "_write_parquet", real)
+    read = []
+    monkeypatch.setattr(b, "process_part", lambda path, *a, **k: read.append(path))
+    res = build(config(db, wiki, tmp / "out"))
+    assert read == [] and not parts.exists()  # every part came from the cache
+    assert {e["entity_id"]: e for es in res.entities_by_split.values() for e in es} == EXPECTED

@@ -119,3 +119,49 @@ def test_stats_on_a_known_benchmark(tiny_folder):
     assert fa["male"]["sentences_per_article"]["mean"] == pytest.approx(1.0)
     json.loads(s.to_json())
     assert "| train | female | spouse | 1 | 2 | 1 |" in s.to_markdown()
+
+
+def test_stream_writer_in_chunks_equals_the_list_writer(tmp_path, monkeypatch, tiny_folder, tiny_records):
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(export_mod, "CHUNK_ROWS", {"sentences": 2, "entities": 1})
+    ents = tiny_records()
+    pairs = [(s, e) for s in SPLITS for e in ents[s]]
+    pairs.sort(key=lambda p: p[1]["entity_id"])  # interleaved splits, as `wgb data build` streams them
+    folder = export_mod.write_benchmark_stream(tmp_path / "s", iter(pairs), description="A tiny test benchmark.",
+                                               report={"source": "test"}, progress=False)
+    for f in sorted(tiny_folder.rglob("*.parquet")):
+        streamed = pq.read_table(folder / f.relative_to(tiny_folder))
+        assert streamed.schema.equals(pq.read_table(f).schema, check_metadata=True)
+        assert streamed.to_pylist() == pq.read_table(f).to_pylist()
+    assert pq.ParquetFile(folder / "data" / "sentences" / "train-00000-of-00001.parquet").num_row_groups == 5
+    assert (folder / "report.json").read_text() == (tiny_folder / "report.json").read_text()
+    assert (folder / "README.md").read_text() == (tiny_folder / "README.md").read_text()
+    assert export_mod.read_entities(folder) == {
+        s: [export_mod._entity_row(e) for e in es] for s, es in tiny_records().items()}
+
+
+def test_stream_writer_errors_leave_nothing(tmp_path, tiny_records):
+    ents = tiny_records()
+    no_val = [(s, e) for s in SPLITS for e in ents[s] if s != "validation"]
+    with pytest.raises(ValueError, match="split 'validation' is empty"):
+        export_mod.write_benchmark_stream(tmp_path / "x", iter(no_val), description="", progress=False)
+    with pytest.raises(ValueError, match="split 'validation' is empty"):  # known beforehand
+        export_mod.write_benchmark_stream(tmp_path / "x", iter(no_val), description="", progress=False,
+                                          sizes={"train": 2, "validation": 0, "male_test": 1, "female_test": 1})
+    bad = tiny_records()["train"][1]
+    del bad["relations"][0]["tail"]
+    with pytest.raises(ValueError, match=r"split 'train', entity #1 \('Max Mustermann'\), relation #0: missing "):
+        export_mod.write_benchmark_stream(tmp_path / "x", iter([("train", ents["train"][0]), ("train", bad)]),
+                                          description="", progress=False)
+    with pytest.raises(ValueError, match="unknown split 'dev'"):
+        export_mod.write_benchmark_stream(tmp_path / "x", iter([("dev", bad)]), description="", progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_report_wrappers_equal_the_written_reports(tiny_folder, tiny_records):
+    ents = tiny_records()
+    rows = {s: [r for e in ents[s] for r in export_mod.sentence_rows(e)] for s in SPLITS}
+    report = json.loads((tiny_folder / "report.json").read_text())
+    assert json.loads(json.dumps(export_mod.span_report(rows))) == report["spans"]
+    assert export_mod.counts_report(ents, rows) == report["counts"]

@@ -64,3 +64,9 @@ def test_duplicate_heads_and_unknown_gender_rejected():
         split_entities(entities(1, 0) * 2)
     with pytest.raises(ValueError, match="unknown gender"):
         split_entities([{"entity_id": "X", "gender": "other", "relations": []}])
+
+
+def test_as_many_female_as_male_heads_and_no_heads():
+    out = split_entities(entities(10, 10), SplitConfig(seed=0, test=4))
+    assert len(out["female_test"]) == len(out["male_test"]) == 2
+    assert split_entities([], SplitConfig()) == {s: [] for s in ("train", "validation", "male_test", "female_test")}
