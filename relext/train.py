@@ -40,10 +40,11 @@ from wikigenderbias.schema import RELATIONS, SPLITS
 
 OPTIMIZERS = ("sgd", "adam")
 SELECT_METRICS = ("micro_f1", "pr_auc")
-#: Fields that do not change results' identity (a run may resume with other values).
 #: Splits training reads (the test splits are never read while training).
 TRAIN_SPLITS = ("train", "validation")
-RUNTIME_FIELDS = frozenset({"threads", "cache_dir", "eval_batch_size", "device"})
+#: Fields that do not change a run's identity (a run may resume with other values): where and how
+#: fast it runs. Like the thread count, the bucket size only changes float summation order.
+RUNTIME_FIELDS = frozenset({"threads", "cache_dir", "eval_batch_size", "device", "bucket_size"})
 DEVICES = ("cpu", "cuda", "auto")
 
 

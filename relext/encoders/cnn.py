@@ -11,7 +11,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from relext.encoders.embedding import WordPositionEmbedding, bucketed
+from relext.encoders.embedding import WordPositionEmbedding
 
 
 class Im2colConv(torch.autograd.Function):
@@ -21,22 +21,24 @@ class Im2colConv(torch.autograd.Function):
     allocates and fills one buffer per window offset)."""
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-        n, l, c = x.shape
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, padded: bool = False) -> torch.Tensor:
         h, _, k = weight.shape
         p = k // 2
-        xp = F.pad(x, (0, 0, p, p))
+        # padded: x already carries its k // 2 zero rows on each side ([n, l + 2p, C] -> [n, l, H])
+        xp = x if padded or p == 0 else F.pad(x, (0, 0, p, p))
+        n, lp, c = xp.shape
+        l = lp - 2 * p
         win = torch.cat([xp[:, i : i + l] for i in range(k)], -1).reshape(n * l, k * c) if k > 1 \
-            else x.reshape(n * l, c)
+            else xp.reshape(n * l, c)
         w2 = weight.permute(2, 1, 0).reshape(k * c, h)
         ctx.save_for_backward(win, w2)
-        ctx.shape = (n, l, c, k)
+        ctx.shape = (n, l, c, k, padded)
         return torch.addmm(bias, win, w2).view(n, l, h)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         win, w2 = ctx.saved_tensors
-        n, l, c, k = ctx.shape
+        n, l, c, k, padded = ctx.shape
         g = grad.reshape(n * l, -1)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
@@ -48,12 +50,12 @@ class Im2colConv(torch.autograd.Function):
                 gxp = gwin.new_zeros(n, l + 2 * p, c)
                 for i in range(k):
                     gxp[:, i : i + l] += gwin[:, :, i]
-                grad_x = gxp[:, p : p + l]
+                grad_x = gxp if padded else gxp[:, p : p + l]
         if ctx.needs_input_grad[1]:
             grad_w = (win.t() @ g).view(k, c, -1).permute(2, 1, 0)
         if ctx.needs_input_grad[2]:
             grad_b = g.sum(0)
-        return grad_x, grad_w, grad_b
+        return grad_x, grad_w, grad_b, None
 
 
 class PiecewiseMax(torch.autograd.Function):
@@ -112,22 +114,48 @@ class CNNEncoder(nn.Module):
         self.out_dim = hidden
 
     def _conv(self, x: torch.Tensor) -> torch.Tensor:
-        """Convolution of embedded tokens ``[n, l, C]`` -> ``[n, l, H]``: same parameters and
-        result as ``self.conv`` on ``[n, C, l]`` (zero padding, odd window), computed as one matrix
-        product over channels-last windows (im2col), which keeps the pooling in the contiguous
-        layout and is faster on CPU; see :class:`Im2colConv`."""
-        return Im2colConv.apply(x, self.conv.weight, self.conv.bias)
+        """Convolution of embedded tokens ``[n, l + 2p, C]`` (already zero-padded by ``p =
+        kernel // 2`` rows on each side) -> ``[n, l, H]``: same parameters and result as
+        ``self.conv`` on the unpadded ``[n, C, l]``, computed as one matrix product over
+        channels-last windows (im2col), which keeps the pooling in the contiguous layout and is
+        faster on CPU; see :class:`Im2colConv`."""
+        return Im2colConv.apply(x, self.conv.weight, self.conv.bias, True)
 
-    def _encode(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        y = self._conv(batch["x"])
-        inside = (batch["pieces"] > 0).long()                          # one piece: the real tokens
+    def _pool(self, y: torch.Tensor, pieces: torch.Tensor) -> torch.Tensor:
+        inside = (pieces > 0).long()                                   # one piece: the real tokens
         return piecewise_max(y, inside, 1, relu=True).squeeze(1)
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        # embed the whole batch once (one embedding backward per batch, not one per bucket),
-        # then convolve and pool length-sorted buckets
-        sub = {"x": self.embed(batch), "pieces": batch["pieces"], "lengths": batch["lengths"]}
-        return bucketed(self._encode, sub, self.bucket_size)
+        """Length-sorted buckets, each cut to its own longest sentence plus ``p`` padding
+        positions on each side, are packed into one flat run of token ids and embedded at once
+        (one embedding backward per batch; no embedding of the batch's padding, no padding copy
+        before the convolution: padding ids embed to zero rows); then each bucket is convolved
+        and pooled, and the rows are put back in the batch's order."""
+        lengths = batch["lengths"]
+        n = lengths.shape[0]
+        p = self.conv.kernel_size[0] // 2
+        if self.bucket_size <= 0 or n <= self.bucket_size:
+            order = None
+            groups = [torch.arange(n, device=lengths.device)]
+        else:
+            order = torch.argsort(lengths, stable=True)
+            groups = list(order.split(self.bucket_size))
+        ids = {k: [] for k in ("tokens", "pos1", "pos2")}
+        pieces, shapes = [], []
+        for g in groups:
+            width = max(int(lengths.index_select(0, g).max()), 1)
+            for k in ids:
+                ids[k].append(F.pad(batch[k].index_select(0, g)[:, :width], (p, p)).reshape(-1))
+            pieces.append(batch["pieces"].index_select(0, g)[:, :width])
+            shapes.append((len(g), width + 2 * p))
+        flat = self.embed({k: torch.cat(v) for k, v in ids.items()})          # [sum n_b (w_b + 2p), C]
+        xs = flat.split([a * b for a, b in shapes])
+        out = torch.cat([self._pool(self._conv(x.view(a, b, -1)), pc) for x, (a, b), pc in zip(xs, shapes, pieces)])
+        if order is None:
+            return out
+        inverse = torch.empty_like(order)
+        inverse[order] = torch.arange(n, device=order.device)
+        return out.index_select(0, inverse)
 
 
 class PCNNEncoder(CNNEncoder):
@@ -137,9 +165,8 @@ class PCNNEncoder(CNNEncoder):
         super().__init__(num_words, **kwargs)
         self.out_dim = 3 * self.hidden
 
-    def _encode(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        y = self._conv(batch["x"])                                     # [n, l, H]
+    def _pool(self, y: torch.Tensor, pieces: torch.Tensor) -> torch.Tensor:
         # an empty piece pools to 0 as in OpenNRE (ReLU of -inf); ReLU after the max is the same
         # as before it
-        pooled = piecewise_max(y, batch["pieces"], 3, relu=True)       # [n, 3, H]
+        pooled = piecewise_max(y, pieces, 3, relu=True)                # [n, 3, H]
         return pooled.reshape(y.shape[0], -1)

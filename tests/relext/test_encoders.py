@@ -63,15 +63,24 @@ def test_bucketing_matches_one_pass(name):
     torch.testing.assert_close(enc(batch), ref)
 
 
-def test_pcnn_matches_conv1d_reference():
-    """The im2col convolution + piecewise pooling equals Conv1d + masked max per piece."""
+@pytest.mark.parametrize("bucket_size", [0, 1, 2])
+def test_pcnn_matches_conv1d_reference(bucket_size):
+    """The packed, bucketed im2col convolution + piecewise pooling equals Conv1d + masked max per
+    piece over the whole padded batch, forward and backward (embeddings and filters)."""
     torch.manual_seed(0)
-    enc = _build("pcnn", bucket_size=0)
+    enc = _build("pcnn", bucket_size=bucket_size)
     batch = _batch("pcnn")
     y = enc.conv(enc.embed(batch).transpose(1, 2))
     ref = torch.relu(torch.cat([y.masked_fill((batch["pieces"] != p).unsqueeze(1), float("-inf")).amax(-1)
                                 for p in (1, 2, 3)], 1))
-    torch.testing.assert_close(enc(batch), ref, atol=1e-5, rtol=1e-5)
+    out = enc(batch)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    g = torch.randn_like(ref)
+    params = [enc.embed.word.weight, enc.embed.pos1.weight, enc.conv.weight, enc.conv.bias]
+    ours = torch.autograd.grad((out * g).sum(), params)
+    theirs = torch.autograd.grad((ref * g).sum(), params)
+    for a, b in zip(ours, theirs):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
 
 
 def test_unknown_encoder_and_bad_options():
@@ -133,3 +142,7 @@ def test_im2col_conv_matches_conv1d_and_its_gradients(k):
     ref = torch.nn.functional.conv1d(x.transpose(1, 2), w, b, padding=k // 2).transpose(1, 2)
     assert torch.allclose(ours, ref)
     assert torch.autograd.gradcheck(Im2colConv.apply, (x, w, b))
+    # input already carrying its k // 2 zero rows on each side: same output, gradient of that input
+    xp = torch.nn.functional.pad(x.detach(), (0, 0, k // 2, k // 2)).requires_grad_()
+    assert torch.allclose(Im2colConv.apply(xp, w, b, True), ref)
+    assert torch.autograd.gradcheck(lambda a, c, d: Im2colConv.apply(a, c, d, True), (xp, w, b))

@@ -39,6 +39,8 @@ def test_composition(encoder, selector):
 def test_vectors_initialize_word_embeddings():
     vec = np.random.default_rng(0).standard_normal((len(VOCAB), 4)).astype(np.float32)
     model = build_model("pcnn", "average", num_words=len(VOCAB), vectors=vec, word_dim=4, max_length=8, hidden=3)
-    np.testing.assert_array_equal(model.encoder.embed.word.weight.detach().numpy(), vec)
+    weight = model.encoder.embed.word.weight.detach().numpy()
+    np.testing.assert_array_equal(weight[1:], vec[1:])
+    assert not weight[0].any()      # the padding row embeds to zeros whatever the vectors say
     with pytest.raises(ValueError, match="shape"):
         build_model("pcnn", "average", num_words=len(VOCAB), vectors=vec[:, :3], word_dim=4, max_length=8)
