@@ -292,6 +292,11 @@ def main() -> None:
     ap.add_argument("--other-pages", type=int, default=None, help="skipped pages (default persons/5)")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--write-small", action="store_true", help="also time writing the benchmark (small dump, 1 worker)")
+    ap.add_argument("--write", action="store_true",
+                    help="time whole builds, writing included, with 1 worker on the small and the full dump "
+                         "(peak memory of the writer too)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the dumps an earlier run generated in --workdir (same --persons/--parts/--seed)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--results", default=str(HERE / "results" / "data_build_speed"))
@@ -314,7 +319,17 @@ def main() -> None:
         "loadavg_before": os.getloadavg(), "target_person_articles_per_s_per_core": 300, "runs": [],
     }
     other = args.other_pages if args.other_pages is not None else args.persons // 5
-    result["generated"] = gen = generate(work, args.persons, args.parts, other, args.seed, procs=2)
+    gen_file = work / "generated.json"
+    wanted = {"persons": args.persons, "parts": args.parts, "other": other, "seed": args.seed}
+    old = json.loads(gen_file.read_text()) if args.reuse and gen_file.is_file() else None
+    if old is not None and old.get("wanted") == wanted and all(os.path.exists(p) for p in old["parts"]):
+        gen = old
+        gen["reused"] = True
+    else:
+        gen = generate(work, args.persons, args.parts, other, args.seed, procs=2)
+        gen["wanted"] = wanted
+        gen_file.write_text(json.dumps(gen))
+    result["generated"] = gen
     print(f"generated {gen}", flush=True)
 
     def save() -> None:
@@ -330,7 +345,7 @@ def main() -> None:
                            "pages_per_cpu_s": round(skip["pages"] / max(skip["part_cpu_s"], 1e-9), 1)}
     save()
     sizes = {"full": gen["parts"] + [gen["other_part"]], "small": gen["parts"][: args.small_parts] + [gen["other_part"]]}
-    workers = [int(x) for x in args.workers.split(",")]
+    workers = [int(x) for x in args.workers.split(",") if x]
     for w in workers:
         for size in ("small", "full"):
             r = sub("run-one", {"dbpedia": gen["dbpedia"], "parts": sizes[size], "out": str(work / f"out-{size}-{w}"),
@@ -339,11 +354,12 @@ def main() -> None:
             result["runs"].append(r)
             print(json.dumps(r), flush=True)
             save()
-    if args.write_small:
-        r = sub("run-one", {"dbpedia": gen["dbpedia"], "parts": sizes["small"], "out": str(work / "out-write"),
+    for size in (("small", "full") if args.write else ("small",) if args.write_small else ()):
+        r = sub("run-one", {"dbpedia": gen["dbpedia"], "parts": sizes[size], "out": str(work / f"out-write-{size}"),
                             "workers": 1, "write": True})
-        r["dump"] = "small"
+        r["dump"] = size
         result["runs"].append(r)
+        print(json.dumps(r), flush=True)
         save()
     result["peer_text_cleaning"] = sub("peer", {"part": gen["parts"][0], "n": 1000})
     print(json.dumps(result["peer_text_cleaning"]), flush=True)

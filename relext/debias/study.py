@@ -232,8 +232,14 @@ def _pooled_f1(c: dict) -> float:
     return c["micro_f1"].get("pooled", {}).get("mean", float("nan"))
 
 
-def debias_findings(combos: list[dict]) -> list[str]:
-    """The paper's claims, point by point, checked against the study's numbers."""
+#: Differences in mean |F1 gap| (and in |hypernym gap|) smaller than this count as no change in the
+#: claims' verdicts: three seeds' intervals are several times wider.
+NO_CHANGE = 0.002
+
+
+def debias_findings(combos: list[dict], *, tolerance: float = NO_CHANGE) -> list[str]:
+    """The paper's claims, point by point, checked against the study's numbers. A gap that moves
+    by less than ``tolerance`` counts as unchanged."""
     from wikigenderbias.schema import POSITIVE_RELATIONS
 
     by = {base_name(c["encoder"]): c for c in combos}
@@ -248,21 +254,30 @@ def debias_findings(combos: list[dict]) -> list[str]:
     def reduces(name: str) -> str:
         c = by[name]
         lower = [r for r in POSITIVE_RELATIONS if abs(_gap(c, r)) < abs(_gap(base, r))]
-        return (f"mean |F1 gap| {_mean_abs_gap(c):.3f} vs {_mean_abs_gap(base):.3f}; |gap| lower for "
+        return (f"mean |F1 gap| {_mean_abs_gap(c):.4f} vs {_mean_abs_gap(base):.4f}; |gap| lower for "
                 f"{len(lower)} of 4 relations ({', '.join(lower) or 'none'})")
+
+    def smaller(name: str) -> bool:          # mean |gap| below the baseline's by at least tolerance
+        return _mean_abs_gap(by[name]) <= _mean_abs_gap(base) - tolerance
+
+    def why(change: float) -> str:           # why a move of the gap does not count
+        return f" (a change of {change:+.4f} is below {tolerance}: none)" if abs(change) < tolerance else ""
 
     if "cda" in by:
         c = by["cda"]
         up = [(r, g) for r in POSITIVE_RELATIONS for g in ("male", "female")
               if c["f1"][r][g]["mean"] > base["f1"][r][g]["mean"]]
-        verdict = ("agrees" if _mean_abs_gap(c) < _mean_abs_gap(base) and _pooled_f1(c) > _pooled_f1(base)
-                   else "does not agree")
+        f1_up = _pooled_f1(c) > _pooled_f1(base)
+        verdict = ("agrees" if smaller("cda") and f1_up else
+                   "partly agrees: F1 rises, the gap does not shrink"
+                   + why(_mean_abs_gap(c) - _mean_abs_gap(base)) if f1_up else
+                   "partly agrees (the gap shrinks, F1 does not rise)" if smaller("cda") else "does not agree")
         lines.append(f"CDA reduces the gap and raises absolute F1 (paper): {reduces('cda')}; pooled micro "
                      f"F1 {_pooled_f1(c):.3f} vs {_pooled_f1(base):.3f}; F1 higher in {len(up)} of 8 "
                      f"relation x gender cells. Ours {verdict}.")
     if "hard_debias" in by:
         c = by["hard_debias"]
-        verdict = "agrees" if _mean_abs_gap(c) < _mean_abs_gap(base) else "does not agree"
+        verdict = "agrees" if smaller("hard_debias") else "does not agree" + why(_mean_abs_gap(c) - _mean_abs_gap(base))
         drop = _pooled_f1(c) < _pooled_f1(base) - 0.05
         lines.append(f"Hard-debiased embeddings reduce gaps (paper): {reduces('hard_debias')}; pooled "
                      f"micro F1 {_pooled_f1(c):.3f} vs {_pooled_f1(base):.3f}"
@@ -271,9 +286,9 @@ def debias_findings(combos: list[dict]) -> list[str]:
     if "anonymize" in by:
         c = by["anonymize"]
         h0, h1 = _gap(base, "hypernym"), _gap(c, "hypernym")
-        verdict = "agrees" if abs(h1) > abs(h0) else "does not agree"
+        verdict = "agrees" if abs(h1) >= abs(h0) + tolerance else "does not agree" + why(abs(h1) - abs(h0))
         with_an = [v for v in by if "anonymize" in methods_of(v)]
-        higher = [v for v in with_an if abs(_gap(by[v], "hypernym")) > abs(h0)]
+        higher = [v for v in with_an if abs(_gap(by[v], "hypernym")) >= abs(h0) + tolerance]
         lines.append(f"Anonymization increases the hypernym gap (paper): hypernym F1 gap {h1:+.3f} vs "
                      f"{h0:+.3f} without; |hypernym gap| above the baseline's in {len(higher)} of "
                      f"{len(with_an)} variants with anonymization. Ours {verdict}.")

@@ -97,6 +97,19 @@ def test_findings_follow_the_numbers():
     assert text.count("Ours agrees") == 4
     lines = debias_findings([combo("none", 0.2, 0.5), combo("cda", 0.3, 0.4)])
     assert "Ours does not agree" in lines[1]
+    # a gap that moves by less than the tolerance is no change, whatever its sign
+    lines = debias_findings([combo("none", 0.0141, 0.5), combo("cda", 0.0137, 0.6), combo("hard_debias", 0.0125, 0.5),
+                             combo("anonymize", 0.0145, 0.5)])
+    text = "\n".join(lines)
+    assert "CDA reduces the gap and raises absolute F1 (paper): mean |F1 gap| 0.0137 vs 0.0141" in text
+    assert "Ours partly agrees: F1 rises, the gap does not shrink (a change of -0.0004 is below 0.002: none)" in text
+    assert "Ours does not agree (a change of -0.0016 is below 0.002: none)" in text      # hard debiasing
+    assert "Ours does not agree (a change of +0.0004 is below 0.002: none)" in text      # anonymization
+    assert "Ours agrees" not in text
+    lines = debias_findings([combo("none", 0.035, 0.5), combo("anonymize", 0.0, 0.5)])
+    assert lines[1].endswith("variants with anonymization. Ours does not agree.")       # a real decrease
+    assert "Ours agrees" in "\n".join(debias_findings([combo("none", 0.0141, 0.5), combo("hard_debias", 0.0125, 0.5)],
+                                                       tolerance=0.001))
 
 
 def test_cli_quick_profile_and_bad_variant(tmp_path, monkeypatch):
