@@ -16,7 +16,9 @@ from relext.encoders.embedding import WordPositionEmbedding
 
 class Im2colConv(torch.autograd.Function):
     """1-D convolution ``[n, l, C] -> [n, l, H]`` with weight ``[H, C, k]`` (odd k, zero padding
-    k // 2) as ``addmm`` over the ``[n * l, k * C]`` window matrix. The hand-written backward
+    k // 2; with ``padded=True`` the input already carries those zero rows, ``[n, l + 2p, C]``,
+    and gets its gradient in that shape) as ``addmm`` over the ``[n * l, k * C]`` window matrix.
+    The hand-written backward
     folds the window gradient into one zero buffer (autograd's version of pad + slices + cat
     allocates and fills one buffer per window offset)."""
 
