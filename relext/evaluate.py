@@ -343,9 +343,14 @@ class EvalResult:
     scores: dict[str, dict[str, SplitScores]]  # variant -> split -> scores
     gaps: dict[str, list]                   # variant -> [fairness.GapEstimate]
     bootstrap: dict = field(default_factory=dict)
+    #: per decision rule, per test entity: (tp, fp, fn) of every relation -- the input of the
+    #: study-design layer (seed x entity bootstrap, paired comparisons); written to
+    #: ``entity_counts.npz`` by :func:`evaluate_run`, not part of ``eval.json``
+    entity_counts: dict | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        d.pop("entity_counts", None)
         d["thresholds"] = None if self.thresholds is None else [
             None if not math.isfinite(t) else t for t in self.thresholds]
         return d
@@ -400,6 +405,8 @@ def evaluate_predictions(
 
     scores: dict[str, dict[str, SplitScores]] = {}
     gaps: dict[str, list] = {}
+    counts: dict[str, np.ndarray] = {}
+    pooled_ids = genders_of = None
     for variant, rule in decide.items():
         scores[variant] = {
             s: score_split(tables[s], rule(tables[s]), split=s, variant=variant)
@@ -411,6 +418,12 @@ def evaluate_predictions(
             sensitive_features=pooled.genders, groups=pooled.entity_ids,
             n_resamples=n_resamples, confidence=confidence, seed=bootstrap_seed,
         )
+        from relext.fairness import entity_counts
+
+        pooled_ids, counts[variant] = entity_counts(pooled.y_true, rule(pooled), pooled.entity_ids)
+        if genders_of is None:
+            g = dict(zip(pooled.entity_ids.tolist(), pooled.genders.tolist()))
+            genders_of = np.array([g[e] for e in pooled_ids.tolist()], dtype=str)
     config = dict(config or {})
     return EvalResult(
         run_dir=str(run_dir),
@@ -423,6 +436,8 @@ def evaluate_predictions(
         gaps=gaps,
         bootstrap={"n_resamples": n_resamples, "confidence": confidence, "seed": bootstrap_seed,
                    "unit": "entity_id, resampled within each gender's test set"},
+        entity_counts={"entity_ids": np.asarray(pooled_ids, dtype=str), "gender": genders_of,
+                       **{f"counts_{v}": c.astype(np.int32) for v, c in counts.items()}},
     )
 
 
@@ -487,9 +502,34 @@ def evaluate_run(
         bootstrap_seed=bootstrap_seed, run_dir=str(run_dir), config=read_run_config(run_dir),
     )
     if write:
+        write_entity_counts(run_dir / ENTITY_COUNTS, result.entity_counts)
         write_json_atomic(run_dir / "eval.json", result.to_dict())
         write_text_atomic(run_dir / "eval.md", eval_markdown(result))
     return result
+
+
+#: Per-entity counts of a run's evaluation (the study-design layer's input), next to eval.json.
+ENTITY_COUNTS = "entity_counts.npz"
+
+
+def write_entity_counts(path: str | Path, counts: dict) -> Path:
+    """``entity_ids``, ``gender`` (E,) and ``counts_<rule>`` (E, R, 3) int32 as a compressed npz
+    (no pickled objects: read back with ``allow_pickle=False``); temp file + rename."""
+    import io
+    import os
+
+    path = Path(path)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **counts)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(buf.getvalue())
+    os.replace(tmp, path)
+    return path
+
+
+def read_entity_counts(path: str | Path) -> dict[str, np.ndarray]:
+    with np.load(Path(path), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
 
 
 def load_eval(run_dir: str | Path) -> EvalResult:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from relext.evaluate import EvalResult, evaluate_run, load_eval, package_version
+from relext.evaluate import ENTITY_COUNTS, EvalResult, evaluate_run, load_eval, package_version
 from relext.fairness import GAP_METRICS, MICRO, seed_interval
 from relext.report import grid_markdown
 from wikigenderbias.io import write_json_atomic, write_text_atomic
@@ -48,6 +48,9 @@ class GridConfig:
     bootstrap_seed: int = 0
     #: where the run directories live (default OUT/runs); keep big checkpoints out of results/
     runs_dir: str | None = None
+    #: encoder -> its own seeds (a subset design: e.g. 10 seeds for the main arms, 5 for the rest);
+    #: encoders not named use ``seeds``
+    seeds_by_encoder: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("encoders", "selectors", "seeds"):
@@ -57,11 +60,34 @@ class GridConfig:
             if len(set(values)) != len(values):
                 raise ValueError(f"duplicate {name}: {values}")
             setattr(self, name, values)
+        unknown = sorted(set(self.seeds_by_encoder) - set(self.encoders))
+        if unknown:
+            raise ValueError(f"seeds_by_encoder names encoder(s) not in the grid: {unknown}")
+        for enc, seeds in self.seeds_by_encoder.items():
+            if not seeds or len(set(seeds)) != len(seeds):
+                raise ValueError(f"seeds_by_encoder[{enc!r}]: expected distinct seeds, got {seeds}")
+        self.seeds_by_encoder = {k: list(v) for k, v in self.seeds_by_encoder.items()}
+
+    def seeds_of(self, encoder: str) -> list[int]:
+        return self.seeds_by_encoder.get(encoder, self.seeds)
 
     def runs(self) -> list["GridRun"]:
         """Seed-major order: every combination with the first seed before any second seed, so
-        a grid stopped early still covers all combinations."""
-        return [GridRun(e, s, k) for k in self.seeds for e in self.encoders for s in self.selectors]
+        a grid stopped early still covers all combinations. With ``seeds_by_encoder``, the
+        encoders with the most seeds come first (seed-major among themselves), then the others:
+        the main arms of a study reach their seed count before the secondary arms start."""
+        most = max(len(self.seeds_of(e)) for e in self.encoders)
+        tiers = [[e for e in self.encoders if (len(self.seeds_of(e)) == most) == first] for first in (True, False)]
+        out = []
+        for encs in tiers:
+            seeds = sorted({k for e in encs for k in self.seeds_of(e)}, key=self._seed_rank)
+            out += [GridRun(e, s, k) for k in seeds for e in encs if k in self.seeds_of(e)
+                    for s in self.selectors]
+        return out
+
+    def _seed_rank(self, seed: int) -> tuple[int, int]:
+        order = self.seeds + [k for e in self.encoders for k in self.seeds_of(e) if k not in self.seeds]
+        return (order.index(seed), seed)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -195,10 +221,11 @@ def _default_train_with(config, run_dir, dataset):
 def _eval_current(run_dir: Path, config: GridConfig) -> bool:
     """Is run_dir/eval.json present, newer than DONE, and made with the grid's eval settings?"""
     path = run_dir / "eval.json"
-    if not path.exists():
+    if not path.exists() or not (run_dir / ENTITY_COUNTS).exists():
         return False
-    if path.stat().st_mtime < (run_dir / "DONE").stat().st_mtime:
-        return False
+    committed = not (run_dir / "predictions").exists() and not (run_dir / "model.pt").exists()
+    if not committed and path.stat().st_mtime < (run_dir / "DONE").stat().st_mtime:
+        return False  # retrained since (a committed run has no model to re-evaluate: trust its files)
     try:
         d = json.loads(path.read_text())
     except json.JSONDecodeError:

@@ -283,6 +283,22 @@ def training_sentences(train_split) -> list[list[str]]:
     return out
 
 
+def freezes_word_embeddings(kv_transforms: Sequence[Callable]) -> bool:
+    """Does a vectors transform ask the trainer to keep the word embeddings fixed
+    (``hard_debias[freeze=true]``)?"""
+    return any(bool(getattr(getattr(fn, "__self__", fn), "freeze", False)) for fn in kv_transforms)
+
+
+def freeze_word_embeddings(model: nn.Module) -> bool:
+    """Stop gradients to the model's word embedding table; False when it has none (transformer)."""
+    embed = getattr(getattr(model, "encoder", None), "embed", None)
+    word = getattr(embed, "word", None)
+    if not isinstance(word, nn.Embedding):
+        return False
+    word.weight.requires_grad_(False)
+    return True
+
+
 # --------------------------------------------------------------------------------------------
 def train(
     config: TrainConfig,
@@ -368,6 +384,9 @@ def train(
     # ---- model, optimizer, state
     seed_everything(cfg.seed)
     model = model_from_config(cfg, vocab, vectors).to(device)
+    if freezes_word_embeddings(kv_transforms):
+        frozen = freeze_word_embeddings(model)
+        info["frozen_word_embeddings"] = frozen
     optimizer = make_optimizer(cfg, model)
     shuffle = np.random.default_rng(cfg.seed)
     state = {"epoch": 0, "best_score": -math.inf, "best_epoch": None, "bad_epochs": 0, "history": []}

@@ -16,36 +16,75 @@ def _csv(ctx, param, value):
     return items
 
 
+def parse_seeds(value: str) -> list[int]:
+    """``"0,1,2"``, ``"0-9"`` or a mix (``"0-4,7"``) -> distinct seeds in the order given."""
+    out: list[int] = []
+    for item in (v.strip() for v in value.split(",")):
+        if not item:
+            continue
+        lo, sep, hi = item.partition("-")
+        try:
+            seeds = list(range(int(lo), int(hi) + 1)) if sep and lo else [int(item)]
+        except ValueError:
+            raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}") from None
+        if sep and lo and int(hi) < int(lo):
+            raise ValueError(f"empty seed range {item!r}")
+        out += [k for k in seeds if k not in out]
+    if not out:
+        raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}")
+    return out
+
+
 def _ints(ctx, param, value):
-    items = _csv(ctx, param, value)
-    if items is None:
+    if value is None:
         return None
     try:
-        return [int(v) for v in items]
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+        return parse_seeds(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _variants(ctx, param, value):
+    """``none,cda,anonymize+cda@0-4``: variants, each optionally with its own seeds after ``@``.
+    Returns a list of (canonical name, seeds or None)."""
     from relext.debias import canonical_name, split_outside_brackets
 
     if value is None:
         return None
     items = [v.strip() for v in split_outside_brackets(value, ",") if v.strip()]
-    if not items:
+    # "a@0,1" was split at the comma: glue bare seed items back to the variant before them
+    merged: list[str] = []
+    for item in items:
+        if merged and "@" in merged[-1] and (item[:1].isdigit()):
+            merged[-1] += "," + item
+        else:
+            merged.append(item)
+    if not merged:
         raise click.BadParameter("expected a comma-separated list of variants")
+    out = []
     try:
-        return [canonical_name(v) for v in items]
+        for item in merged:
+            name, sep, seeds = item.partition("@")
+            out.append((canonical_name(name), parse_seeds(seeds) if sep else None))
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+    return out
 
 
 @click.command(name="debias-grid")
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--variants", callback=_variants, default=None,
               help="Comma-separated debiasing variants ('+' combines; default: the paper's eight: "
-                   "none, anonymize, cda, hard_debias and their combinations).")
-@click.option("--seeds", callback=_ints, default=None, help="Comma-separated seeds [default: 0,1,2].")
+                   "none, anonymize, cda, hard_debias and their combinations). A variant may carry "
+                   "its own seeds after '@': 'none,cda,anonymize+cda@0-4'.")
+@click.option("--seeds", callback=_ints, default=None,
+              help="Seeds, e.g. 0,1,2 or 0-9 [default: 0,1,2]. Variants with the full seed list train "
+                   "first, seed by seed; then the others.")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where run directories live [default: OUT/runs]. Study folders sharing one can train "
+                   "parts of a study in parallel processes (disjoint --variants); one folder with all "
+                   "variants and --no-train aggregates them.")
+@click.option("--no-train", is_flag=True, help="Only evaluate and aggregate finished runs; train nothing.")
 @click.option("--ner", default=None,
               help="NER of the anonymizing variants: auto (spaCy when installed, else the gazetteer), "
                    "spacy, spacy:<package>, gazetteer [default: auto].")
@@ -67,8 +106,8 @@ def _variants(ctx, param, value):
               help="Extra TrainConfig field for every run, e.g. --set word_dim=100 (repeatable).")
 @click.option("--device", default=None, help="Training device: cpu, cuda, cuda:N or auto [default: cpu].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def debias_grid_cmd(out, variants, seeds, ner, epochs, quick, train_articles, encoder, selector, dataset, threads, threshold_mode,
-                    n_resamples, overrides, device, quiet):
+def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick, train_articles, encoder, selector,
+                    dataset, threads, threshold_mode, n_resamples, overrides, device, quiet):
     """Train and evaluate ENCODER+SELECTOR under every debiasing variant x seed into OUT.
 
     Resumable: rerun the same command to continue; finished runs are skipped. Writes
@@ -95,7 +134,7 @@ def debias_grid_cmd(out, variants, seeds, ner, epochs, quick, train_articles, en
         train_overrides["dataset"] = str(dataset)
     kwargs = dict(encoder=encoder, selector=selector, threshold_mode=threshold_mode,
                   train_overrides=train_overrides)
-    variants = list(variants if variants is not None else STUDY_VARIANTS)
+    pairs = list(variants if variants is not None else [(v, None) for v in STUDY_VARIANTS])
     if ner is not None:
         try:
             from relext.debias.anonymize import Anonymize
@@ -103,8 +142,10 @@ def debias_grid_cmd(out, variants, seeds, ner, epochs, quick, train_articles, en
             Anonymize(ner=ner)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--ner") from None
-        variants = [with_ner(v, ner) for v in variants]
-    kwargs["variants"] = variants
+        pairs = [(with_ner(v, ner), k) for v, k in pairs]
+    kwargs["variants"] = [v for v, _ in pairs]
+    kwargs["variant_seeds"] = {v: k for v, k in pairs if k is not None}
+    kwargs["runs_dir"] = str(runs_dir) if runs_dir else None
     kwargs["seeds"] = seeds if seeds is not None else (QUICK["seeds"] if quick else [0, 1, 2])
     kwargs["epochs"] = epochs if epochs is not None else (QUICK["epochs"] if quick else None)
     kwargs["n_resamples"] = n_resamples if n_resamples is not None else (QUICK["n_resamples"] if quick else 1000)
@@ -112,7 +153,7 @@ def debias_grid_cmd(out, variants, seeds, ner, epochs, quick, train_articles, en
         QUICK["train_articles"] if quick else None)
     try:
         config = DebiasStudyConfig(**kwargs)
-        summary = run_study(config, out, progress=not quiet)
+        summary = run_study(config, out, progress=not quiet, train=not no_train)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     meta = summary["meta"]

@@ -7,8 +7,13 @@ name            what it does                                                   a
 =============== ============================================================== =================
 ``none``        nothing (the baseline)                                         --
 ``anonymize``   person names -> E1, E2, ... per article, every split            dataset
-``cda``         gender-swapped copies of train/validation rows (tests intact)  dataset
+``cda``         gender-swapped copies of the training rows (validation, tests  dataset
+                intact)
+``duplicate``   unchanged copies of the training rows: CDA's equal-budget      dataset
+                control (same bags and updates, no swapping)
 ``hard_debias`` neutralize + equalize Word2Vec along the gender direction      vectors
+                (options: ``restore_norms``; ``freeze``: the trainer keeps the
+                debiased word embeddings fixed)
 =============== ============================================================== =================
 
 Combinations are written with ``+`` in any order (``"cda+anonymize"``) and always run in the fixed
@@ -31,6 +36,7 @@ from typing import Any
 from relext.debias.anonymize import Anonymize
 from relext.debias.base import Debiaser, NoDebias
 from relext.debias.cda import CDA
+from relext.debias.duplicate import Duplicate
 from relext.debias.hard_debias import HardDebias
 
 #: name -> class of every single debiaser.
@@ -38,10 +44,11 @@ DEBIASERS: dict[str, type] = {
     "none": NoDebias,
     "anonymize": Anonymize,
     "cda": CDA,
+    "duplicate": Duplicate,
     "hard_debias": HardDebias,
 }
 #: The order in which the parts of a combination run.
-ORDER: tuple[str, ...] = ("anonymize", "cda", "hard_debias")
+ORDER: tuple[str, ...] = ("anonymize", "cda", "duplicate", "hard_debias")
 ALIASES: dict[str, str] = {
     "all": "anonymize+cda+hard_debias",
     "baseline": "none",
@@ -127,6 +134,9 @@ def _parse(name: str) -> list[tuple[str, dict[str, Any]]]:
     real = [(m, o) for m, o in flat if m != "none"]
     if real and len(real) != len(flat):
         raise ValueError(f"debiaser {name!r}: 'none' cannot be combined with other methods")
+    if {"cda", "duplicate"} <= set(names):
+        raise ValueError(f"debiaser {name!r}: 'duplicate' is CDA's equal-budget control; combine it "
+                         "with the other methods instead of with 'cda'")
     return sorted(real, key=lambda mo: ORDER.index(mo[0]))
 
 
@@ -194,4 +204,4 @@ def get_debiaser(name: str, **options: Any):
 
 
 __all__ = ["ALIASES", "DEBIASERS", "ORDER", "STUDY_VARIANTS", "Anonymize", "CDA", "Compose", "split_outside_brackets",
-           "Debiaser", "HardDebias", "NoDebias", "canonical_name", "get_debiaser"]
+           "Debiaser", "Duplicate", "HardDebias", "NoDebias", "canonical_name", "get_debiaser"]

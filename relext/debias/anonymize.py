@@ -1,24 +1,32 @@
 """Name anonymization (Zhao et al. 2018, as in Gaut et al. 2020): person names become E1, E2, ...
 
+**Label-blind.** The procedure is the same in every split and never reads a row's gold
+``relation``: which spans are person names is decided from the text (NER), from the given entity
+pair (head and tail strings and their located spans) and from a list of known person names built
+from every split's head entities and from the *training* split's spouse tails only. Scrambling the
+relation labels of a split leaves its anonymized text unchanged (``tests/relext``).
+
 In every split, each article (rows sharing an ``entity_id``) gets its own numbering:
 
-* ``E1`` is the head (the article's subject); the tails of its ``spouse`` rows follow (``E2``, ...)
-  in row order; then every other PERSON mention the NER finds, in order of first appearance.
+* ``E1`` is the head (the article's subject); then the row tails judged to be persons (below), in
+  row order; then every other PERSON mention the NER finds, in order of first appearance.
+* A row's tail is a **person** when its located span overlaps a PERSON mention of the NER, or when
+  its name (read as below) is one of the known person names; otherwise it is not a person and its
+  span is **protected**: never replaced (a place named like a person, a date, an occupation stay).
 * An NER mention that overlaps the located head span is the head (a full birth name such as
   "Princess Dorothea Maria Henriette" around the head mention "Dorothea"), one that overlaps a
-  located spouse tail is that spouse. Any other mention refers to a person already numbered when
+  located person tail is that person. Any other mention refers to a person already numbered when
   its name words (title and particle words such as "Sir", "of", "Jr." ignored, case ignored) are a
   subset of that person's name words ("Smith" and "John Smith" both refer to the head "John
   Smith"); otherwise it is a new person.
-* In each sentence these spans are replaced: the head span and the spouse tail span (when they
+* In each sentence these spans are replaced: the head span and a person tail's span (when they
   hold one of the person's name words; a span the benchmark put on a territory such as "Gotha"
   is counted as ``head_span_untrusted`` and left alone), every occurrence
   of a known person's full name or of one of its name words (capitalised, two letters or more),
   and every PERSON mention found by the NER. Overlapping spans merge into one, labelled by the
-  strongest evidence (head span, spouse span, a known full name, an NER mention, a known name
+  strongest evidence (head span, tail span, a known full name, an NER mention, a known name
   word, in that order: "John Doe" found by the NER in John Smith's article is a new person even
-  though "John" is one of the head's name words); adjacent spans of the same person merge. The tail span of ``hypernym``,
-  ``birthDate`` and ``birthPlace`` rows is never replaced (a place named like a person stays).
+  though "John" is one of the head's name words); adjacent spans of the same person merge.
 * Each replaced span becomes one token, so token spans shift: ``head_span``/``tail_span`` are
   recomputed and point at the label token; ``head`` becomes ``E1``, a spouse tail its label, and
   any other tail whose whole span was replaced its label; ``text`` becomes the new tokens joined
@@ -29,8 +37,8 @@ In every split, each article (rows sharing an ``entity_id``) gets its own number
 
 NER backends (``ner=``): ``"auto"`` (default: an installed English spaCy pipeline, see
 :mod:`relext.debias.spacy_pipeline`; when none is installed, the gazetteer with a warning),
-``"spacy"`` / ``"spacy:<package>"`` (error when not installed), ``"gazetteer"`` (the dataset's own
-person names: every head and spouse tail, matched as full token sequences). ``describe()`` records
+``"spacy"`` / ``"spacy:<package>"`` (error when not installed), ``"gazetteer"`` (the known person
+names: every split's heads and the training split's spouse tails, matched as full token sequences). ``describe()`` records
 the backend, its model and version, and counts of what was replaced.
 """
 from __future__ import annotations
@@ -50,8 +58,8 @@ NAME_STOP: frozenset[str] = frozenset(
     count countess earl baron baroness emperor empress saint st st. mr mr. mrs mrs. ms ms. dr dr.
     rev rev. general president marquess archduke archduchess grand""".split()
 )
-#: Relations whose tail is never a person: their tail span is protected.
-PROTECTED_TAIL_RELATIONS: frozenset[str] = frozenset({"hypernym", "birthDate", "birthPlace"})
+#: The only split whose relation labels may be read (to collect known person names).
+LABELLED_SPLIT = "train"
 NER_CHOICES = ("auto", "spacy", "gazetteer")
 _MEMO = Memo()
 
@@ -87,7 +95,7 @@ class GazetteerNER:
         self.max_len = max((len(t) for t in self.names), default=0)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "gazetteer", "source": "the dataset's heads and spouse tails",
+        return {"kind": "gazetteer", "source": "every split's heads and the training split's spouse tails",
                 "n_names": len(self.names)}
 
     def annotate(self, token_lists: Sequence[Sequence[str]]) -> list[list[list]]:
@@ -197,6 +205,40 @@ def _map_span(span: Sequence[int], newpos: list[int], n: int) -> list[int]:
     return [newpos[span[0]], newpos[span[1] - 1] + 1]
 
 
+def person_names(dsdict) -> set[str]:
+    """Known person names: the head entity of every row of every split (given at test time too)
+    and the tails of the training split's ``spouse`` rows (training labels only)."""
+    names: set[str] = set()
+    for split, ds in dsdict.items():
+        names.update(h for h in ds["head"] if h.strip())
+        if split == LABELLED_SPLIT:
+            rel = list(ds.features["relation"].names)
+            if "spouse" in rel:
+                sp = rel.index("spouse")
+                names.update(t for t, r in zip(ds["tail"], ds["relation"]) if r == sp and t.strip())
+    return names
+
+
+def tail_is_person(row: dict, row_ents: Sequence, known_names: frozenset[tuple[str, ...]]) -> bool:
+    """Is the row's tail a person? From its text only, never from ``row["relation"]``.
+
+    A tail made only of title and particle words ("Princess", "Sir") is never a person. Otherwise
+    it is one when a PERSON mention covers a name word of its located span, or when its name is a
+    known person name."""
+    words = name_words(clean_name(row["tail"]))
+    if not words:
+        return False
+    n = len(row["tokens"])
+    span = row["tail_span"]
+    if _valid(span, n):
+        name_pos = [i for i in range(span[0], span[1]) if row["tokens"][i].casefold() in words]
+        for s, e, label in row_ents:
+            if label == "PERSON" and any(s <= i < e for i in name_pos):
+                return True
+    toks = tuple(clean_name(row["tail"]))
+    return toks in known_names
+
+
 @dataclass
 class Anonymize:
     """Replace person names by E1, E2, ... per article in every split (module docstring)."""
@@ -228,40 +270,45 @@ class Anonymize:
                                                  batch_size=self.batch_size, progress=self.progress)
         warnings.warn(
             "anonymize: no English spaCy pipeline is installed, so PERSON mentions are found with "
-            "a gazetteer of the dataset's own person names (heads and spouse tails) only; other "
+            "a gazetteer of known person names (every split's heads, the training split's spouse tails) only; other "
             "people named in the sentences stay. Install one with `pip install 'wgb[ner]'`.",
             UserWarning, stacklevel=3,
         )
         return GazetteerNER(person_names)
 
     # ----------------------------------------------------------------- rows
-    def anonymize_article(self, rows: list[dict], ents: list[list], rel_names: Sequence[str],
-                          counts: Counter) -> list[dict]:
-        """Anonymized copies of the rows of one article (``ents``: NER spans per row)."""
+    def anonymize_article(self, rows: list[dict], ents: list[list], counts: Counter,
+                          known_names: frozenset[tuple[str, ...]] = frozenset()) -> list[dict]:
+        """Anonymized copies of the rows of one article (``ents``: NER spans per row).
+
+        Reads each row's text, head, tail and their spans, never its relation (module docstring);
+        ``known_names``: person names as token tuples (see :func:`known_person_names`).
+        """
         art = _Article(self.prefix)
         head = art.add(clean_name(rows[0]["head"]) or [rows[0]["head"]])
-        spouse_of_row: dict[int, _Person] = {}
-        for k, row in enumerate(rows):
-            if rel_names[row["relation"]] == "spouse" and row["tail"].strip():
+        person_of_row: dict[int, _Person] = {}
+        for k, (row, row_ents) in enumerate(zip(rows, ents)):
+            if tail_is_person(row, row_ents, known_names):
                 toks = clean_name(row["tail"]) or row["tail"].split()
                 p = next((q for q in art.persons[1:] if q.tokens == tuple(toks)), None)
-                spouse_of_row[k] = p or art.add(toks)
+                person_of_row[k] = p or art.add(toks)
         known = list(art.persons)
         out = []
         for k, (row, row_ents) in enumerate(zip(rows, ents)):
             toks = list(row["tokens"])
             n = len(toks)
-            rel = rel_names[row["relation"]]
-            protected = row["tail_span"] if rel in PROTECTED_TAIL_RELATIONS and _valid(row["tail_span"], n) else None
+            protected = row["tail_span"] if k not in person_of_row and _valid(row["tail_span"], n) else None
+            counts["tails_person"] += k in person_of_row
+            counts["tails_protected"] += protected is not None
             cands: list[tuple[int, int, str, int]] = []
             hs = row["head_span"] if _trusted(row["head_span"], toks, head) else None
-            ts = (row["tail_span"] if k in spouse_of_row and _trusted(row["tail_span"], toks, spouse_of_row[k])
+            ts = (row["tail_span"] if k in person_of_row and _trusted(row["tail_span"], toks, person_of_row[k])
                   else None)
             counts["head_span_untrusted"] += hs is None and _valid(row["head_span"], n)
             if hs is not None:
                 cands.append((hs[0], hs[1], head.label, 0))
             if ts is not None:
-                cands.append((ts[0], ts[1], spouse_of_row[k].label, 1))
+                cands.append((ts[0], ts[1], person_of_row[k].label, 1))
             for p in known:
                 L = len(p.tokens)
                 for i in range(n - L + 1):
@@ -275,7 +322,7 @@ class Anonymize:
                     if hs is not None and s < hs[1] and hs[0] < e:
                         who = head  # the mention contains the located head
                     elif ts is not None and s < ts[1] and ts[0] < e:
-                        who = spouse_of_row[k]
+                        who = person_of_row[k]
                     else:
                         who = art.resolve(toks[s:e])
                     cands.append((s, e, who.label, 3))
@@ -292,7 +339,7 @@ class Anonymize:
                         kept.append((pe, c[1], c[2], c[3]))
                 cands = kept
             for c in cands:
-                counts[("head_span", "spouse_span", "known_name", "ner_person", "known_name_word")[c[3]]] += 1
+                counts[("head_span", "tail_span", "known_name", "ner_person", "known_name_word")[c[3]]] += 1
             spans = _merge(cands)
             new_tokens, newpos = replace_spans(toks, spans)
             new = dict(row)
@@ -301,8 +348,8 @@ class Anonymize:
             new["head_span"] = _map_span(row["head_span"], newpos, n)
             new["tail_span"] = _map_span(row["tail_span"], newpos, n)
             new["head"] = head.label
-            if k in spouse_of_row:
-                new["tail"] = spouse_of_row[k].label
+            if k in person_of_row:
+                new["tail"] = person_of_row[k].label
             elif _valid(row["tail_span"], n):
                 s, e = row["tail_span"]
                 whole = next((sp for sp in spans if sp[0] <= s and e <= sp[1]), None)
@@ -328,13 +375,8 @@ class Anonymize:
             out, self._ner_info, self._stats = hit
             return out
         split_rows = {split: ds.to_list() for split, ds in dsdict.items()}
-        rel_names = {split: list(ds.features["relation"].names) for split, ds in dsdict.items()}
-        names: set[str] = set()
-        for split, rows in split_rows.items():
-            for r in rows:
-                names.add(r["head"])
-                if rel_names[split][r["relation"]] == "spouse" and r["tail"].strip():
-                    names.add(r["tail"])
+        names = person_names(dsdict)
+        known_names = frozenset(t for t in (tuple(clean_name(n)) for n in names) if t)
         backend = self._backend(sorted(names))
         self._ner_info = backend.describe()
         all_tokens = [r["tokens"] for rows in split_rows.values() for r in rows]
@@ -353,8 +395,8 @@ class Anonymize:
             counts: Counter = Counter()
             new_rows: list[dict | None] = [None] * len(rows)
             for idx in order.values():
-                done = self.anonymize_article([rows[i] for i in idx], [ents[i] for i in idx],
-                                              rel_names[split], counts)
+                done = self.anonymize_article([rows[i] for i in idx], [ents[i] for i in idx], counts,
+                                              known_names)
                 for i, r in zip(idx, done):
                     new_rows[i] = r
             out[split] = Dataset.from_list(new_rows, features=dsdict[split].features)
@@ -369,6 +411,9 @@ class Anonymize:
 
     def describe(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "ner": self.ner, "prefix": self.prefix,
+                             "label_blind": True,
+                             "person_tails": "tail span overlaps an NER PERSON mention, or the tail is a known "
+                                             "person name (heads of every split, spouse tails of train only)",
                              "wgb_version": package_version()}
         if self._ner_info is not None:
             d["ner_backend"] = self._ner_info

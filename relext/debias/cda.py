@@ -1,6 +1,6 @@
 """Counterfactual data augmentation (CDA, gender swapping; Zhao et al. 2018, as in Gaut et al. 2020).
 
-Every training (and validation) sentence gets a counterfactual copy in which masculine words are
+Every training sentence gets a counterfactual copy in which masculine words are
 replaced by their feminine counterparts and vice versa, and the head's gender is flipped; the
 model is trained on the union of original and swapped sentences. Test sets are never touched.
 
@@ -57,8 +57,9 @@ from relext.debias import wordlists
 from relext.debias.base import Memo, check_dataset_dict, package_version
 
 SUFFIX = "~cda"
-#: Split names augmented by default; test splits are never augmented.
-DEFAULT_SPLITS: tuple[str, ...] = ("train", "validation")
+#: Split names augmented by default: the training split only, so that model selection reads the
+#: same un-augmented validation split in every variant; test splits are never augmented.
+DEFAULT_SPLITS: tuple[str, ...] = ("train",)
 TEST_SPLITS: frozenset[str] = frozenset({"male_test", "female_test", "test"})
 
 #: Closed-class words after which ``her`` is an object ("him") and ``his`` stands alone ("hers").

@@ -89,6 +89,9 @@ class HardDebias:
     equalize: Sequence[tuple[str, str]] | None = None
     gender_specific: frozenset[str] | None = None
     restore_norms: bool = False
+    #: keep the debiased word embeddings fixed while the extractor trains (otherwise training
+    #: moves them and the gender direction can return); read by :func:`relext.train.train`
+    freeze: bool = False
     name: str = field(default="hard_debias", init=False)
 
     def __post_init__(self) -> None:
@@ -159,6 +162,7 @@ class HardDebias:
             "equalize": "debiaswe equalize_pairs.json" if self.equalize is None else "custom",
             "gender_specific": "debiaswe gender_specific_full.json" if self.gender_specific is None else "custom",
             "restore_norms": self.restore_norms,
+            "freeze": self.freeze,
             "wgb_version": package_version(),
         }
         if self._report:

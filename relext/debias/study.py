@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 from relext.debias import STUDY_VARIANTS, canonical_name, get_debiaser
 from relext.report import timing_where
 
-DATASET_PARTS = ("anonymize", "cda")
+DATASET_PARTS = ("anonymize", "cda", "duplicate")
 VECTOR_PARTS = ("hard_debias",)
 SINGLE = ("anonymize", "cda", "hard_debias")
 
@@ -59,6 +59,11 @@ class DebiasStudyConfig:
     #: train on this many training articles only (a seeded sample; None = all)
     train_articles: int | None = None
     subsample_seed: int = 0
+    #: variant -> its own seeds (e.g. 10 for the main arms, 5 for combinations); others use ``seeds``
+    variant_seeds: dict = field(default_factory=dict)
+    #: where run directories live (default OUT/runs); several study folders may share one, so that
+    #: parts of a study can train in parallel processes and one folder aggregates them
+    runs_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.train_articles is not None and self.train_articles < 1:
@@ -70,6 +75,11 @@ class DebiasStudyConfig:
         if dup:
             raise ValueError(f"variants name the same combination twice: {dup}")
         self.variants = canon
+        vs = {canonical_name(k): list(v) for k, v in self.variant_seeds.items()}
+        unknown = sorted(set(vs) - set(canon))
+        if unknown:
+            raise ValueError(f"variant_seeds names variant(s) not in the study: {unknown}")
+        self.variant_seeds = vs
         for bad in ("encoder", "selector", "seed", "dataset_transform", "vectors_transform"):
             if bad in self.train_overrides:
                 raise ValueError(f"train_overrides may not set {bad!r}; the study sets it per run")
@@ -83,7 +93,8 @@ class DebiasStudyConfig:
         return GridConfig(encoders=list(self.variants), selectors=[self.selector], seeds=list(self.seeds),
                           epochs=self.epochs, train_overrides=dict(self.train_overrides),
                           threshold_mode=self.threshold_mode, n_resamples=self.n_resamples,
-                          confidence=self.confidence, bootstrap_seed=self.bootstrap_seed)
+                          confidence=self.confidence, bootstrap_seed=self.bootstrap_seed,
+                          runs_dir=self.runs_dir, seeds_by_encoder=dict(self.variant_seeds))
 
 
 def methods_of(variant: str) -> list[str]:
@@ -165,7 +176,7 @@ def _model_version(pkg: str) -> str | None:
 
 
 def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, predict_fn=None,
-              dataset=None, progress: bool = True, plots: bool = True) -> dict:
+              dataset=None, progress: bool = True, plots: bool = True, train: bool = True) -> dict:
     """Train/evaluate every (variant, seed) not done yet; write the study report."""
     from relext.grid import run_grid
     from wikigenderbias.io import write_json_atomic
@@ -188,7 +199,7 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
                                   config.train_articles, seed=config.subsample_seed)
     t0 = time.time()
     summary = run_grid(config.grid_config(), out, train_fn=train_fn, make_config=make,
-                       predict_fn=predict_fn, dataset=dataset, progress=progress, plots=plots)
+                       predict_fn=predict_fn, dataset=dataset, progress=progress, plots=plots, train=train)
     summary = finish_report(config, out, summary, seconds=time.time() - t0)
     meta = summary["meta"]
     if meta["runs_evaluated"] == meta["n_runs"] and not meta["runs_failed"]:

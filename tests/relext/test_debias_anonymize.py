@@ -88,7 +88,9 @@ def test_place_tails_are_never_replaced(gazetteer_out):
 def test_describe_records_the_backend(gazetteer_out):
     _, _, an = gazetteer_out
     d = an.describe()
-    assert d["ner_backend"]["kind"] == "gazetteer" and d["ner_backend"]["n_names"] == 10
+    # 5 heads (every split) + 2 spouse tails of the training split; test labels are never read
+    assert d["ner_backend"]["kind"] == "gazetteer" and d["ner_backend"]["n_names"] == 7
+    assert d["label_blind"] is True
     assert d["stats"]["train"]["articles"] == 2 and d["stats"]["train"]["rows"] == 8
 
 
@@ -201,3 +203,69 @@ def test_a_head_span_on_a_territory_is_not_the_head():
     out = an.transform_dataset(ds)["train"][0]
     assert out["tokens"] == text.split() and out["head_span"] == [8, 9]
     assert an.describe()["stats"]["train"]["head_span_untrusted"] == 1
+
+
+# --------------------------------------------------------------------------------------------
+# Label blindness: the anonymized text never depends on the relation labels
+# --------------------------------------------------------------------------------------------
+def _scrambled(ds, splits, seed=0):
+    import numpy as np
+    from datasets import DatasetDict
+
+    rng = np.random.default_rng(seed)
+    out = {}
+    for split, d in ds.items():
+        if split in splits:
+            k = len(d.features["relation"].names)
+            new = [int((r + 1 + rng.integers(0, k - 1)) % k) for r in d["relation"]]  # every label changes
+            d = d.remove_columns("relation").add_column("relation", new).cast(d.features)
+        out[split] = d
+    return DatasetDict(out)
+
+
+_VIEW = ("tokens", "text", "head", "tail", "head_span", "tail_span")
+
+
+def _view(ds, split):
+    return [tuple(str(r[c]) for c in _VIEW) for r in ds[split]]
+
+
+@pytest.mark.parametrize("splits", [("male_test", "female_test"), ("validation", "male_test", "female_test")])
+def test_scrambling_test_labels_leaves_anonymization_unchanged(splits):
+    ds = tiny_dsdict()
+    scr = _scrambled(ds, splits)
+    assert all(a != b for s in splits for a, b in zip(ds[s]["relation"], scr[s]["relation"]))
+    a = Anonymize(ner="gazetteer", progress=False).transform_dataset(ds)
+    b = Anonymize(ner="gazetteer", progress=False).transform_dataset(scr)
+    for split in ds:
+        assert _view(a, split) == _view(b, split), split
+
+
+def test_tail_person_is_decided_from_text_not_label():
+    from relext.debias.anonymize import tail_is_person
+
+    row = {"tokens": "Carl married Lucy Black in 1950 .".split(), "tail": "Lucy Black",
+           "tail_span": [2, 4], "relation": 0}
+    # an NER PERSON mention over the tail span makes it a person, whatever the label says
+    assert tail_is_person(row, [[2, 4, "PERSON"]], frozenset())
+    assert tail_is_person({**row, "relation": 3}, [[2, 4, "PERSON"]], frozenset())
+    # a known name (a head, or a training spouse tail) too; otherwise it is not a person
+    assert tail_is_person(row, [], frozenset({("Lucy", "Black")}))
+    assert not tail_is_person(row, [[0, 1, "PERSON"]], frozenset())
+    place = {"tokens": "born in Georgia .".split(), "tail": "Georgia", "tail_span": [2, 3], "relation": 1}
+    assert not tail_is_person(place, [], frozenset({("Lucy", "Black")}))
+
+
+def test_place_tail_with_a_person_label_is_still_protected():
+    """Relabelling a birthPlace row as spouse must not anonymize the place (the old leak)."""
+    ds = tiny_dsdict()
+    rel = ds["male_test"].features["relation"].names
+    sp = rel.index("spouse")
+    relabelled = [sp] * len(ds["male_test"])
+    from datasets import DatasetDict
+
+    ds2 = DatasetDict({**ds, "male_test": ds["male_test"].remove_columns("relation")
+                       .add_column("relation", relabelled).cast(ds["male_test"].features)})
+    out = Anonymize(ner="gazetteer", progress=False).transform_dataset(ds2)
+    born = out["male_test"][2]
+    assert "Georgia" in born["tokens"] and born["tail"] == "Georgia"

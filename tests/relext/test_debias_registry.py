@@ -53,7 +53,7 @@ def test_every_debiaser_keeps_splits_features_and_vocabulary(name, data, vectors
             assert out[split].to_list() == data[split].to_list()
         else:
             assert len(out[split]) == len(data[split])
-    grow = 2 if "cda" in parts else 1
+    grow = 2 if "cda" in parts or "duplicate" in parts else 1
     assert len(out["train"]) == grow * len(data["train"])
     kv = d.transform_vectors(vectors)
     assert kv.index_to_key == vectors.index_to_key
@@ -72,7 +72,9 @@ def test_combinations_run_in_the_fixed_order():
     assert isinstance(d, Compose) and [p.name for p in d.parts] == ["anonymize", "cda"]
     assert d.parts[0].ner == "gazetteer" and d.parts[1].swap_names is False
     assert d.describe()["order"] == ["anonymize", "cda"]
-    assert list(ORDER) == ["anonymize", "cda", "hard_debias"]
+    assert list(ORDER) == ["anonymize", "cda", "duplicate", "hard_debias"]
+    with pytest.raises(ValueError, match="equal-budget control"):
+        canonical_name("cda+duplicate")
 
 
 def test_anonymize_then_cda_swaps_the_labelled_rows(data):

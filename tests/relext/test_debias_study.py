@@ -117,7 +117,7 @@ def test_cli_quick_profile_and_bad_variant(tmp_path, monkeypatch):
 
     seen = {}
 
-    def fake_run_study(config, out, progress=True):
+    def fake_run_study(config, out, progress=True, train=True):
         seen["config"] = config
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.md").write_text("# report\n")
