@@ -193,33 +193,8 @@ def best_thresholds(y_true: np.ndarray, scores: np.ndarray, *, mode: str = "glob
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Count-based metrics (vectorised; also used by the bootstrap)
-# --------------------------------------------------------------------------------------------
-def relation_counts(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    """(..., R, 3) counts of (tp, fp, fn) per relation from (..., n, R) bool arrays."""
-    y_true, y_pred = np.asarray(y_true, bool), np.asarray(y_pred, bool)
-    tp = (y_true & y_pred).sum(axis=-2)
-    fp = (~y_true & y_pred).sum(axis=-2)
-    fn = (y_true & ~y_pred).sum(axis=-2)
-    return np.stack([tp, fp, fn], axis=-1)
-
-
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    return np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b > 0)
-
-
-def prf_from_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Precision, recall, F1 from (..., 3) counts (tp, fp, fn); 0/0 is 0."""
-    counts = np.asarray(counts, float)
-    tp, fp, fn = counts[..., 0], counts[..., 1], counts[..., 2]
-    return _div(tp, tp + fp), _div(tp, tp + fn), _div(2 * tp, 2 * tp + fp + fn)
-
-
-def micro_f1_from_counts(counts: np.ndarray) -> np.ndarray:
-    """Micro F1 over the positive relations (ids 1..R-1) of (..., R, 3) counts."""
-    return prf_from_counts(np.asarray(counts)[..., 1:, :].sum(axis=-2))[2]
+# Count-based metrics live in relext.metrics (shared with fairness and the design layer)
+from relext.metrics import _div, micro_f1_from_counts, prf_from_counts, relation_counts  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------------------------

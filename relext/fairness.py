@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from relext.evaluate import micro_f1_from_counts, prf_from_counts, relation_counts
+from relext.metrics import micro_f1_from_counts, prf_from_counts, relation_counts
 from wikigenderbias.schema import RELATIONS
 
 #: Gap metrics: name -> what it compares between genders.

@@ -148,13 +148,15 @@ def run_grid(
     keep_going: bool = True,
     plots: bool = True,
     train: bool = True,
+    design: bool = True,
 ) -> dict:
     """Train every combination that is not DONE, evaluate, and write the aggregate results.
 
     ``train_fn(train_config, run_dir)`` trains (or resumes) one run; ``make_config(encoder=,
     selector=, seed=, epochs=, **train_overrides)`` builds its config. Both default to
     :mod:`relext.train`. With ``train=False`` unfinished runs are left alone (finished ones
-    are evaluated and summarised). Returns the summary written to ``results.json``.
+    are evaluated and summarised). With ``design`` the final summary carries the seed x entity
+    design report (combined intervals, corrected flags, the paper's claims as verdicts). Returns the summary written to ``results.json``.
     """
     from tqdm.auto import tqdm
 
@@ -208,8 +210,8 @@ def run_grid(
         timing.save()
         if trained or not (out / "results.json").exists():
             # after a real training run the plots are cheap next to it: refresh them too
-            write_summary(config, out, timing=timing.data, failed=failed, plots=plots and trained)
-    return write_summary(config, out, timing=timing.data, failed=failed, plots=plots)
+            write_summary(config, out, timing=timing.data, failed=failed, plots=plots and trained, design=False)
+    return write_summary(config, out, timing=timing.data, failed=failed, plots=plots, design=design)
 
 
 def _default_train_with(config, run_dir, dataset):
@@ -241,8 +243,10 @@ def _eval_current(run_dir: Path, config: GridConfig) -> bool:
 # Aggregation
 # --------------------------------------------------------------------------------------------
 def _si(values: Sequence[float], confidence: float) -> dict:
+    """Seed mean and Student-t interval (seed variance only). It never flags by itself:
+    ``flagged`` is set from the combined seed x entity design (:func:`apply_design_flags`)."""
     s = seed_interval(values, confidence)
-    return {**asdict(s), "flagged": s.flagged}
+    return {**asdict(s), "flagged": False}
 
 
 def aggregate(results: dict[tuple[str, str], list[EvalResult]], confidence: float = 0.95) -> dict:
@@ -363,12 +367,46 @@ def run_metrics(run_dir: Path) -> dict:
             "threads": m.get("threads"), "device": m.get("device_name") or m.get("device") or "cpu"}
 
 
+def design_runs(config: GridConfig, out: Path) -> dict[tuple[str, int], Path]:
+    """(``<encoder>-<selector>``, seed) -> run directory, for finished runs with per-entity counts."""
+    found = {}
+    for r in config.runs():
+        d = config.run_dir(out, r)
+        if (d / "DONE").exists() and (d / ENTITY_COUNTS).exists() and (d / "eval.json").exists():
+            found[(f"{r.encoder}-{r.selector}", r.seed)] = d
+    return found
+
+
+_METRIC_NAMES = {"f1": "f1_gap", "recall": "eo_gap"}
+
+
+def apply_design_flags(variants: dict, report: dict) -> None:
+    """Give every aggregated gap its combined (seed x entity) interval and BH-corrected flag."""
+    for rule, combos in variants.items():
+        rows = {(g["variant"], g["metric"], g["relation"]): g for g in report.get("gaps", {}).get(rule, [])}
+        for c in combos:
+            for metric, per_rel in c["gaps"].items():
+                for rel, d in per_rel.items():
+                    g = rows.get((f"{c['encoder']}-{c['selector']}", _METRIC_NAMES[metric], rel))
+                    if g is None or g["n_seeds"] != d["n"]:
+                        continue
+                    d["combined"] = {k: g[k] for k in ("value", "ci", "ci_seed", "ci_entity", "p_value",
+                                                       "p_adjusted", "degenerate", "n_seeds")}
+                    d["flagged"] = g["flagged"]
+
+
 def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = None,
-                  failed: dict | None = None, plots: bool = True) -> dict:
+                  failed: dict | None = None, plots: bool = True, design: bool = True) -> dict:
     """Aggregate the evaluated runs of the grid and write results.json / results.md / plots."""
     out = Path(out)
     results = collect(config, out)
     variants = aggregate(results, config.confidence)
+    report = {}
+    if design:
+        from relext.studies.claims import grid_design_report
+
+        report = grid_design_report(design_runs(config, out), seed=config.bootstrap_seed)
+        apply_design_flags(variants, report)
     runs_done = sorted(r.name for r in config.runs() if (config.run_dir(out, r) / "DONE").exists())
     names = {r.name: r for r in config.runs()}
     timing = timing or {}
@@ -393,6 +431,7 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
         "runs": run_info,
         "variants": variants,
         "findings": findings(variants),
+        "design_report": report,
     }
     write_json_atomic(out / "results.json", summary)
     write_text_atomic(out / "results.md", grid_markdown(summary))

@@ -98,9 +98,14 @@ def grid_markdown(summary: dict) -> str:
                 f"(wall time of the grid invocations: {fmt(t.get('wall_seconds_total'), 0)} s; "
                 f"load average at the end {t.get('loadavg')}; {t.get('cpu_count')} CPUs shared)"
                 + timing_where(t) + ".", ""]
-    out += ["Values are means over seeds with a Student-t 95% interval across seeds in brackets. "
-            "Gaps are male − female; **bold** gaps have a seed interval that excludes 0; "
-            "`b k/n` = in k of n runs the entity-bootstrap interval of that run excludes 0.", ""]
+    rep = summary.get("design_report") or {}
+    out += ["Values are means over seeds with a Student-t 95% interval across seeds in brackets (seed "
+            "variance only). Gaps are male − female; `b k/n` = in k of n runs the entity-bootstrap "
+            "interval of that run excludes 0. **Bold**: the combined seed x entity interval excludes 0 "
+            "after Benjamini-Hochberg correction across all gaps of the rule "
+            + ("(see the verdicts at the end)." if rep.get("gaps") else
+               "(needs runs with per-entity counts; none here, so nothing is bold).")
+            + " Fewer than 3 seeds never flag.", ""]
     for variant, combos in summary.get("variants", {}).items():
         out += [f"## Decision rule: {variant}", ""]
         rows = []
@@ -141,8 +146,17 @@ def grid_markdown(summary: dict) -> str:
                                        "s / epoch", "train s (grid)"], rows), ""]
     findings = summary.get("findings")
     if findings:
-        out += ["## Comparison with the paper's findings", ""]
+        out += ["## Comparison with the paper's findings (point estimates)", ""]
         out += [f"- {line}" for line in findings] + [""]
+    if rep.get("claims"):
+        from relext.design import Verdict
+        from relext.studies.claims import claims_markdown
+
+        out += ["## The paper's claims: verdicts", "",
+                f"Decision rule {rep['rule']}; two-level bootstrap ({rep['design']['n_resamples']} replicates, "
+                "seeds x test entities, paired across combinations); Holm's correction across the claims. "
+                "'halves': the verdict on each half of the seeds.", "",
+                claims_markdown([Verdict(**c) for c in rep["claims"]], rep.get("half_split")), ""]
     return "\n".join(out)
 
 

@@ -115,7 +115,7 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
     intervals, F1 per gender, the paper's claims checked), plots and OUT/DONE at the end.
     """
     from relext.debias import STUDY_VARIANTS
-    from relext.debias.study import QUICK, DebiasStudyConfig, run_study, with_ner
+    from relext.studies.debias import QUICK, DebiasStudyConfig, run_study, with_ner
 
     train_overrides: dict = dict(QUICK["train_overrides"]) if quick else {}
     for item in overrides:
@@ -179,7 +179,7 @@ def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
 
     Writes OUT/embedding_bias.json and OUT/embedding_bias.md.
     """
-    from relext.debias.study import embedding_bias_markdown, embedding_bias_study
+    from relext.studies.debias import embedding_bias_markdown, embedding_bias_study
     from wikigenderbias.io import write_json_atomic, write_text_atomic
 
     tr = {}

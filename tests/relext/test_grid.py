@@ -150,3 +150,31 @@ def test_grid_with_the_real_trainer_on_a_tiny_benchmark(tmp_path):
                                 "text": "Ann Lee married Bob Ray in a quiet ceremony ."}) + "\n")
     out = extract_text(run, text)
     assert all(t["head"] == "Ann Lee" and t["source"]["split"] == "text" for t in out)
+
+
+def test_grid_flags_come_from_the_combined_design(tmp_path):
+    """Male accuracy 0.9 vs female 0.6 by construction: with 3 seeds the combined interval of the
+    micro/relation gaps excludes 0 (BH-corrected); the seed t-interval never flags by itself."""
+    cfg = GridConfig(**{**CFG, "seeds": [1, 2, 3]})
+    summary = run_grid(cfg, tmp_path, train_fn=FakeTrainer(), make_config=make_config,
+                       plots=False, progress=False)
+    rep = summary["design_report"]
+    assert rep["design"]["gap_flags_correction"] == "benjamini-hochberg"
+    rows = rep["gaps"]["argmax"]
+    assert {r["variant"] for r in rows} == {"cnn-attention", "cnn-average"}
+    assert any(r["flagged"] for r in rows)
+    for c in summary["variants"]["argmax"]:
+        for metric, per_rel in c["gaps"].items():
+            for rel, d in per_rel.items():
+                if rel == "micro":
+                    continue
+                assert d["flagged"] == (d["combined"]["p_adjusted"] < 0.05)
+    names = [c["claim"] for c in rep["claims"]]
+    assert "Average shows a smaller spouse gap than attention (cnn)" in names
+    md = (tmp_path / "results.md").read_text()
+    assert "## The paper's claims: verdicts" in md
+    # one seed fewer than 3: nothing flags
+    two = run_grid(GridConfig(**CFG), tmp_path / "two", train_fn=FakeTrainer(), make_config=make_config,
+                   plots=False, progress=False)
+    assert not any(r["flagged"] for r in two["design_report"]["gaps"]["argmax"])
+    assert all(c["verdict"] == "undecided" for c in two["design_report"]["claims"])

@@ -199,7 +199,8 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
                                   config.train_articles, seed=config.subsample_seed)
     t0 = time.time()
     summary = run_grid(config.grid_config(), out, train_fn=train_fn, make_config=make,
-                       predict_fn=predict_fn, dataset=dataset, progress=progress, plots=plots, train=train)
+                       predict_fn=predict_fn, dataset=dataset, progress=progress, plots=plots, train=train,
+                       design=False)
     summary = finish_report(config, out, summary, seconds=time.time() - t0)
     meta = summary["meta"]
     if meta["runs_evaluated"] == meta["n_runs"] and not meta["runs_failed"]:
@@ -243,81 +244,60 @@ def _pooled_f1(c: dict) -> float:
     return c["micro_f1"].get("pooled", {}).get("mean", float("nan"))
 
 
-#: Differences in mean |F1 gap| (and in |hypernym gap|) smaller than this count as no change in the
-#: claims' verdicts: three seeds' intervals are several times wider.
-NO_CHANGE = 0.002
+def study_runs(config: DebiasStudyConfig, out: Path) -> dict[tuple[str, int], Path]:
+    """(variant, seed) -> run directory of every finished run with per-entity counts."""
+    from relext.evaluate import ENTITY_COUNTS
+
+    grid = config.grid_config()
+    found = {}
+    for r in grid.runs():
+        d = grid.run_dir(out, r)
+        if (d / "DONE").exists() and (d / ENTITY_COUNTS).exists():
+            found[(r.encoder, r.seed)] = d
+    return found
 
 
-def debias_findings(combos: list[dict], *, tolerance: float = NO_CHANGE) -> list[str]:
-    """The paper's claims, point by point, checked against the study's numbers. A gap that moves
-    by less than ``tolerance`` counts as unchanged."""
-    from wikigenderbias.schema import POSITIVE_RELATIONS
+#: Bootstrap replicates of the design layer (seed x entity) for the study's verdicts.
+DESIGN_RESAMPLES = 2000
 
-    by = {base_name(c["encoder"]): c for c in combos}
-    lines = []
-    base = by.get("none")
-    if base is None:
-        return ["No 'none' (baseline) variant: the claims cannot be checked."]
-    nseeds = base["n_seeds"]
-    lines.append(f"Baseline (none): mean |F1 gap| over the four relations {_mean_abs_gap(base):.3f}, "
-                 f"pooled micro F1 {_pooled_f1(base):.3f} ({nseeds} seed(s)).")
 
-    def reduces(name: str) -> str:
-        c = by[name]
-        lower = [r for r in POSITIVE_RELATIONS if abs(_gap(c, r)) < abs(_gap(base, r))]
-        return (f"mean |F1 gap| {_mean_abs_gap(c):.4f} vs {_mean_abs_gap(base):.4f}; |gap| lower for "
-                f"{len(lower)} of 4 relations ({', '.join(lower) or 'none'})")
+def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
+                  n_resamples: int = DESIGN_RESAMPLES, alpha: float = 0.05) -> dict[str, Any]:
+    """Verdicts of the paper's claims (Holm), their half-split check, and every variant x relation
+    gap with its combined interval (Benjamini-Hochberg flags), from the finished runs."""
+    from relext.studies.claims import claim_specs, design_for_runs, evaluate_claims, gap_flags, half_split
 
-    def smaller(name: str) -> bool:          # mean |gap| below the baseline's by at least tolerance
-        return _mean_abs_gap(by[name]) <= _mean_abs_gap(base) - tolerance
+    runs = study_runs(config, out)
+    if not runs:
+        return {}
+    design = design_for_runs(runs, rule=rule, n_resamples=n_resamples, seed=config.bootstrap_seed)
+    variants = [v for v in config.variants if v in design.data.counts]
+    specs = claim_specs(variants)
+    verdicts = evaluate_claims(design, specs, alpha=alpha)
+    return {
+        "rule": rule,
+        "design": {"unit": "seeds x test entities (crossed); entities resampled within gender; paired "
+                           "across variants on seeds and entities",
+                   "n_resamples": n_resamples, "alpha": alpha, "claims_correction": "holm",
+                   "gap_flags_correction": "benjamini-hochberg", "bootstrap_seed": config.bootstrap_seed,
+                   "seeds": {v: design.data.seeds(v) for v in variants}},
+        "claims": [v.to_dict() for v in verdicts],
+        "half_split": half_split(design, specs, verdicts, alpha=alpha),
+        "gaps": gap_flags(design, variants, alpha=alpha),
+    }
 
-    def why(change: float) -> str:           # why a move of the gap does not count
-        return f" (a change of {change:+.4f} is below {tolerance}: none)" if abs(change) < tolerance else ""
 
-    if "cda" in by:
-        c = by["cda"]
-        up = [(r, g) for r in POSITIVE_RELATIONS for g in ("male", "female")
-              if c["f1"][r][g]["mean"] > base["f1"][r][g]["mean"]]
-        f1_up = _pooled_f1(c) > _pooled_f1(base)
-        verdict = ("agrees" if smaller("cda") and f1_up else
-                   "partly agrees: F1 rises, the gap does not shrink"
-                   + why(_mean_abs_gap(c) - _mean_abs_gap(base)) if f1_up else
-                   "partly agrees (the gap shrinks, F1 does not rise)" if smaller("cda") else "does not agree")
-        lines.append(f"CDA reduces the gap and raises absolute F1 (paper): {reduces('cda')}; pooled micro "
-                     f"F1 {_pooled_f1(c):.3f} vs {_pooled_f1(base):.3f}; F1 higher in {len(up)} of 8 "
-                     f"relation x gender cells. Ours {verdict}.")
-    if "hard_debias" in by:
-        c = by["hard_debias"]
-        verdict = "agrees" if smaller("hard_debias") else "does not agree" + why(_mean_abs_gap(c) - _mean_abs_gap(base))
-        drop = _pooled_f1(c) < _pooled_f1(base) - 0.05
-        lines.append(f"Hard-debiased embeddings reduce gaps (paper): {reduces('hard_debias')}; pooled "
-                     f"micro F1 {_pooled_f1(c):.3f} vs {_pooled_f1(base):.3f}"
-                     + (" (the paper saw F1 rise; a smaller gap at much lower F1 is not a fairer model)"
-                        if drop else "") + f". Ours {verdict}.")
-    if "anonymize" in by:
-        c = by["anonymize"]
-        h0, h1 = _gap(base, "hypernym"), _gap(c, "hypernym")
-        verdict = "agrees" if abs(h1) >= abs(h0) + tolerance else "does not agree" + why(abs(h1) - abs(h0))
-        with_an = [v for v in by if "anonymize" in methods_of(v)]
-        higher = [v for v in with_an if abs(_gap(by[v], "hypernym")) >= abs(h0) + tolerance]
-        lines.append(f"Anonymization increases the hypernym gap (paper): hypernym F1 gap {h1:+.3f} vs "
-                     f"{h0:+.3f} without; |hypernym gap| above the baseline's in {len(higher)} of "
-                     f"{len(with_an)} variants with anonymization. Ours {verdict}.")
-    singles = [v for v in SINGLE if v in by]
-    if len(singles) >= 2 and "cda" in singles:
-        best_gap = min(singles, key=lambda v: _mean_abs_gap(by[v]))
-        best_f1 = max(singles, key=lambda v: _pooled_f1(by[v]))
-        verdict = "agrees" if best_gap == "cda" and best_f1 == "cda" else (
-            "partly agrees" if "cda" in (best_gap, best_f1) else "does not agree")
-        lines.append(f"CDA alone is the best single option (paper): smallest mean |F1 gap| among single "
-                     f"methods: {best_gap}; highest pooled micro F1: {best_f1}. Ours {verdict}.")
-    allv = sorted(by, key=lambda v: _mean_abs_gap(by[v]))
-    lines.append("All variants by mean |F1 gap| (smallest first): "
-                 + ", ".join(f"{v} {_mean_abs_gap(by[v]):.3f}" for v in allv) + ".")
-    if nseeds < 3:
-        lines.append(f"Only {nseeds} seed(s): differences between variants are not tested against "
-                     "seed variation; treat the verdicts above as indicative.")
-    return lines
+def verdict_lines(report: dict) -> list[str]:
+    """One line per claim: verdict, effect and interval, seeds (for the CLI and results.md)."""
+    out = []
+    for c in report.get("claims", []):
+        lo, hi = c["ci"]
+        line = (f"{c['claim']} ({c['source']}): **{c['verdict']}**; {c['statistic']} = {c['value']:+.4f} "
+                f"[{lo:+.4f}, {hi:+.4f}], Holm p {c['p_adjusted']:.3g}, {c['n_seeds']} seeds")
+        if c["verdict"] == "undecided" and c.get("note"):
+            line += f"; {c['note']}"
+        out.append(line + ".")
+    return out
 
 
 def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict) -> str:
@@ -342,8 +322,10 @@ def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict
     if ner:
         out += [f"Anonymization NER: {sorted(set(ner.values()))} (see variants.json and each run's "
                 "metrics.json).", ""]
-    out += ["Gaps are male − female, seed mean with a Student-t 95% interval across seeds; **bold**: "
-            "the interval excludes 0; `b k/n`: in k of n runs the entity-bootstrap interval excludes 0.", ""]
+    out += ["Gaps are male − female, seed mean with a Student-t 95% interval across seeds (seed variance "
+            "only); `b k/n`: in k of n runs the entity-bootstrap interval excludes 0. These intervals each "
+            "leave out one source of variance: flags and verdicts come from the combined seed x entity "
+            "design below.", ""]
     for rule, combos in summary.get("variants", {}).items():
         out += [f"## Decision rule: {rule}", ""]
         rows = [[c["encoder"], str(c["n_seeds"]), _mean_ci(c["micro_f1"]["pooled"]),
@@ -357,7 +339,7 @@ def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict
                 row = [c["encoder"]]
                 for rel in POSITIVE_RELATIONS:
                     g = c["gaps"].get(metric, {}).get(rel)
-                    row.append("-" if g is None else _mean_ci(g, signed=True, bold=g.get("flagged", False))
+                    row.append("-" if g is None else _mean_ci(g, signed=True, bold=False)
                                + f" b {g['bootstrap_flagged']}/{g['n']}")
                 rows.append(row)
             out += [f"### {title}", "", _table(["variant", *POSITIVE_RELATIONS], rows), ""]
@@ -365,21 +347,43 @@ def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict
                                  for r in POSITIVE_RELATIONS]] for c in combos]
         out += ["### Absolute F1 per relation (male / female)", "", _table(["variant", *POSITIVE_RELATIONS], rows), ""]
         out += [f"![gaps](gaps_{rule}.png)", "", f"![F1 by gender](f1_by_gender_{rule}.png)", ""]
-    if summary.get("findings"):
-        out += ["## The paper's claims, checked", ""] + [f"- {x}" for x in summary["findings"]] + [""]
+    rep = summary.get("design_report") or {}
+    if rep.get("claims"):
+        from relext.design import Verdict
+        from relext.studies.claims import claims_markdown
+
+        d = rep["design"]
+        out += ["## The paper's claims: verdicts", "",
+                f"Decision rule {rep['rule']}. Each claim is a directional test of a statistic of seed-averaged "
+                f"metrics; intervals from a two-level bootstrap ({d['n_resamples']} replicates: seeds with "
+                "replacement, then test entities within gender, crossed and paired across variants); "
+                f"Holm's correction across the {len(rep['claims'])} claims at alpha {d['alpha']}. **supported** / "
+                "**contradicted**: significant after correction, in / against the claimed direction; undecided "
+                "otherwise, with the minimum detectable effect (MDE, 80% power) at the seeds used and the seeds "
+                "that would decide it. 'halves': the verdict on the first and on the second half of the seeds.",
+                "", claims_markdown([Verdict(**c) for c in rep["claims"]], rep.get("half_split")), ""]
+        flagged = [g for g in rep["gaps"] if g["flagged"]]
+        out += [f"### Gaps whose combined interval excludes 0 (Benjamini-Hochberg over {len(rep['gaps'])} "
+                "variant x metric x relation gaps)", ""]
+        out += ([f"- {g['variant']} {g['metric']} {g['relation']}: {g['value']:+.4f} [{g['ci'][0]:+.4f}, "
+                 f"{g['ci'][1]:+.4f}], {g['n_seeds']} seeds, adjusted p {g['p_adjusted']:.3g}" for g in flagged]
+                or ["- none"]) + [""]
     return "\n".join(out)
 
 
 def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, seconds: float) -> dict:
     from wikigenderbias.io import write_json_atomic, write_text_atomic
 
-    rules = summary.get("variants", {})
-    combos = rules.get("argmax") or next(iter(rules.values()), [])
-    summary["findings"] = debias_findings(combos) if combos else []
+    summary["design_report"] = design_report(config, out)
+    summary["findings"] = verdict_lines(summary["design_report"])
     summary["meta"]["study"] = config.to_dict()
     summary["meta"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     info = json.loads((out / "variants.json").read_text()) if (out / "variants.json").exists() else {}
     write_json_atomic(out / "results.json", summary)
+    if summary["design_report"]:
+        write_json_atomic(out / "claims.json", {"meta": {"version": summary["meta"].get("version"),
+                                                         "study": config.to_dict()},
+                                                **summary["design_report"]})
     write_text_atomic(out / "results.md", study_markdown(config, summary, info))
     return summary
 
