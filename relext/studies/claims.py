@@ -200,7 +200,7 @@ def claims_markdown(verdicts_: Sequence[Verdict], splits: Sequence[dict] | None 
                  else "-"]
         if splits:
             s = splits[i]
-            cells.append(f"{s['first_half']} / {s['second_half']}")
+            cells.append(f"{s['first_half'] or '-'} / {s['second_half'] or '-'}")
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 

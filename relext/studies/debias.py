@@ -287,6 +287,16 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
     }
 
 
+def trained_embedding_bias(config: DebiasStudyConfig, out: Path, *, n_permutations: int = 1000) -> dict:
+    """Embedding bias before / after training of the baseline and every hard-debiasing variant
+    without a dataset transform (their Word2Vec rebuilds from the cache in seconds)."""
+    from relext.studies.embedding import study_embedding_bias
+
+    keep = [v for v in config.variants if v == "none" or (methods_of(v) and set(methods_of(v)) == {"hard_debias"})]
+    runs = {k: d for k, d in study_runs(config, out).items() if k[0] in keep}
+    return study_embedding_bias(runs, n_permutations=n_permutations, progress=False) if runs else {}
+
+
 def verdict_lines(report: dict) -> list[str]:
     """One line per claim: verdict, effect and interval, seeds (for the CLI and results.md)."""
     out = []
@@ -347,6 +357,16 @@ def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict
                                  for r in POSITIVE_RELATIONS]] for c in combos]
         out += ["### Absolute F1 per relation (male / female)", "", _table(["variant", *POSITIVE_RELATIONS], rows), ""]
         out += [f"![gaps](gaps_{rule}.png)", "", f"![F1 by gender](f1_by_gender_{rule}.png)", ""]
+    emb = summary.get("embedding_bias_trained") or {}
+    if emb:
+        from relext.studies.embedding import embedding_bias_markdown
+
+        out += ["## Word embeddings before and after training", "",
+                "Direct bias (mean |cos(profession, g)|, Bolukbasi et al.) of the run's word embedding rows at "
+                "initialisation (Word2Vec after the run's vectors transforms) and after training (the selected "
+                "epoch), along the direction hard debiasing removed and along the direction found again in the "
+                "vectors; WEAT effect size d (Caliskan et al.), means over runs (per run: "
+                "`runs/<run>/embedding_bias.json`).", "", embedding_bias_markdown(emb), ""]
     rep = summary.get("design_report") or {}
     if rep.get("claims"):
         from relext.design import Verdict
@@ -376,6 +396,7 @@ def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, second
 
     summary["design_report"] = design_report(config, out)
     summary["findings"] = verdict_lines(summary["design_report"])
+    summary["embedding_bias_trained"] = trained_embedding_bias(config, out)
     summary["meta"]["study"] = config.to_dict()
     summary["meta"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     info = json.loads((out / "variants.json").read_text()) if (out / "variants.json").exists() else {}
