@@ -23,7 +23,7 @@ from relext.bags import check_dataset
 from relext.data import apply_dataset_transforms, load_dataset_dict, prepare_split, resolve_transforms
 from relext.run import RunDir
 from wikigenderbias.io import write_text_atomic as atomic_write_text
-from relext.train import TrainConfig, featurize_options, model_from_config, predict_proba
+from relext.train import TrainConfig, featurize_options, load_torch_file, model_from_config, predict_proba
 from relext.vocab import Vocab
 
 DEFAULT_SPLITS = ("validation", "male_test", "female_test")
@@ -37,7 +37,9 @@ def load_trained(run_dir: str | os.PathLike):
             raise FileNotFoundError(f"{p}: missing; is {run.root} a trained run directory?")
     cfg = TrainConfig.from_json(run.config)
     vocab = Vocab.load(run.vocab)
-    saved = torch.load(run.model, map_location="cpu", weights_only=False)
+    saved = load_torch_file(run.model, what="model")
+    if not isinstance(saved, dict) or "state_dict" not in saved or "config" not in saved:
+        raise ValueError(f"{run.model}: not a relext model file (no config / state_dict)")
     if saved.get("vocab_fingerprint") != vocab.fingerprint():
         raise ValueError(f"{run.model}: model does not match {run.vocab} (vocabulary fingerprint differs)")
     diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(run.model)))

@@ -62,7 +62,9 @@ def run_vectors(run_dir: str | Path, *, dataset=None):
     for fn in resolve_transforms(cfg.vectors_transform, "vectors"):
         init = fn(init, seed=cfg.seed)
     vocab = Vocab.load(run_dir / "vocab.json")
-    state = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True)["state_dict"]
+    from relext.train import load_torch_file
+
+    state = load_torch_file(run_dir / "model.pt", what="model")["state_dict"]
     key = next((k for k in state if k.endswith("embed.word.weight")), None)
     if key is None:
         raise ValueError(f"{run_dir}: the model has no word embedding table (a transformer run?)")

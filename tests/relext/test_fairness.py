@@ -91,6 +91,9 @@ def test_seed_interval_t_distribution():
     assert s.mean == 2.0 and s.ci_low == pytest.approx(2 - half) and s.ci_high == pytest.approx(2 + half)
     assert not s.flagged
     assert seed_interval([0.10, 0.11, 0.12]).flagged
+    zero = seed_interval([-0.006, -0.006, -0.006])   # zero width: never a flag
+    assert zero.ci_high - zero.ci_low < 1e-12 and not zero.flagged  # float noise: std 1e-18
+    assert not seed_interval([0.10, 0.11]).flagged   # two seeds: never a flag
     one = seed_interval([0.5])
     assert one.n == 1 and np.isnan(one.ci_low) and not one.flagged
 

@@ -47,3 +47,34 @@ def test_loaded_model_matches_saved_and_errors(trained, tmp_path):
     assert not model.training and cfg.encoder == "cnn"
     with pytest.raises(FileNotFoundError, match="missing; is .* a trained run directory"):
         load_trained(tmp_path)
+
+
+# --------------------------------------------------------------------------------------------
+# Nothing executable in data files: a crafted model.pt / checkpoint.pt never runs code
+# --------------------------------------------------------------------------------------------
+class _Exploit:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.parametrize("which", ["model", "checkpoint"])
+def test_crafted_files_are_refused_without_running_code(tmp_path, which):
+    import torch
+
+    from relext.train import load_torch_file
+
+    marker = tmp_path / "pwned"
+    bad = tmp_path / f"{which}.pt"
+    torch.save({"config": {}, "state_dict": _Exploit(marker)}, bad)
+    with pytest.raises(ValueError, match=f"{bad}: not a readable relext {which}"):
+        load_torch_file(bad, what=which)
+    assert not marker.exists()
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a torch file at all")
+    with pytest.raises(ValueError, match="garbage.pt: not a readable relext"):
+        load_torch_file(garbage, what=which)
