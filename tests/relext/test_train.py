@@ -21,7 +21,7 @@ def small(tmp_path, **kw):
 
 
 def _state(run_dir):
-    return torch.load(run_dir / "model.pt", weights_only=False)["state_dict"]
+    return torch.load(run_dir / "model.pt", weights_only=True)["state_dict"]
 
 
 def test_run_dir_files_and_done(tmp_path, ds):
@@ -197,3 +197,32 @@ def test_cuda_training_matches_cpu_closely(tmp_path, ds, encoder, selector):
     pc, pg = predict_split(cpu, "validation", dataset=ds), predict_split(gpu, "validation", dataset=ds)
     for a, b in zip(pc, pg):
         assert b["scores"] == pytest.approx(a["scores"], abs=1e-3)
+
+
+def test_frozen_word_embeddings_stay_as_initialised(tmp_path, ds):
+    """A vectors transform with ``freeze=True`` (hard_debias[freeze=true]) keeps the word table
+    fixed while the rest trains; without it the table moves."""
+    class Freeze:
+        freeze = True
+
+        def transform_vectors(self, kv, *, seed=0):
+            return kv
+
+    tables = {}
+    for name, hooks in (("frozen", [Freeze().transform_vectors]), ("free", [])):
+        out = train(small(tmp_path, epochs=2, lr=0.5), tmp_path / name, dataset=ds, progress=False,
+                    vectors_transforms=hooks)
+        state = torch.load(out / "model.pt", weights_only=True)["state_dict"]
+        tables[name] = state["encoder.embed.word.weight"]
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert metrics.get("frozen_word_embeddings", False) == (name == "frozen")
+    from relext.embeddings import embedding_matrix, train_word2vec
+    from relext.train import training_sentences
+    from relext.vocab import Vocab
+
+    cfg = small(tmp_path)
+    kv = train_word2vec(training_sentences(ds["train"]), cfg.word2vec_params(), cache_dir=cfg.cache_dir)
+    vocab = Vocab.load(tmp_path / "frozen" / "vocab.json")
+    init = torch.from_numpy(embedding_matrix(vocab, kv, seed=cfg.seed))
+    assert torch.equal(tables["frozen"], init)
+    assert not torch.equal(tables["free"], init)
