@@ -42,7 +42,7 @@ def test_write_predictions_rows(trained):
 def test_loaded_model_matches_saved_and_errors(trained, tmp_path):
     run, _ = trained
     cfg, vocab, model = load_trained(run)
-    saved = torch.load(run / "model.pt", weights_only=False)["state_dict"]
+    saved = torch.load(run / "model.pt", weights_only=True)["state_dict"]
     assert all(torch.equal(model.state_dict()[k], v) for k, v in saved.items())
     assert not model.training and cfg.encoder == "cnn"
     with pytest.raises(FileNotFoundError, match="missing; is .* a trained run directory"):

@@ -72,7 +72,7 @@ def test_resume_after_interruption_equals_uninterrupted(tmp_path, ds, monkeypatc
     with pytest.raises(KeyboardInterrupt):
         train(cfg, tmp_path / "cut", dataset=ds, progress=False)
     assert not (tmp_path / "cut" / "DONE").exists()
-    assert torch.load(tmp_path / "cut" / "checkpoint.pt", weights_only=False)["state"]["epoch"] == 1
+    assert torch.load(tmp_path / "cut" / "checkpoint.pt", weights_only=True)["state"]["epoch"] == 1
     monkeypatch.setattr(train_mod, "run_epoch", real)
     cut = train(cfg, tmp_path / "cut", dataset=ds, progress=False)
     sf, sc = _state(full), _state(cut)
@@ -122,7 +122,7 @@ def test_mismatched_config_and_checkpoint(tmp_path, ds, monkeypatch):
     with pytest.raises(ValueError, match="vocabulary fingerprint"):
         train(small(tmp_path, epochs=2, threads=2), run, dataset=ds)
     (run / "vocab.json").write_text(json.dumps(vocab))
-    ck = torch.load(run / "checkpoint.pt", weights_only=False)
+    ck = torch.load(run / "checkpoint.pt", weights_only=True)
     ck["config"]["kernel"] = 5
     torch.save(ck, run / "checkpoint.pt")
     with pytest.raises(ValueError, match=r"checkpoint does not match the config \(fields \['kernel'\]"):
