@@ -18,6 +18,7 @@ dozens of times does not fit on 2 shared cores. Steps (each retraining result is
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -26,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+from wgbcore.atomicio import atomic_torch_save, atomic_write_json, atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_OCCS = "journalist,poet"
@@ -47,12 +50,31 @@ def subgraph(graph, occupations: list[str]):
                           name=f"fb13-sub-{len(occupations)}occ")
 
 
-def make_train_fn(cfg_kwargs: dict):
+def graph_key(graph) -> str:
+    """A name for a graph's training data (its triples and entity count)."""
+    data = np.ascontiguousarray(graph.train).tobytes() + str(graph.num_entities).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def make_train_fn(cfg_kwargs: dict, work: Path, cache: "Cache"):
+    """``graph -> model`` training with ``kge.train``; the parameters of each trained graph are kept
+    in ``work`` (keyed by :func:`graph_key`) with its training time, so an interrupted run resumes."""
+    from kge.models import get_model
     from kge.train import TrainConfig, train
 
     def fn(graph):
+        key = graph_key(graph)
+        path = work / f"{key}.pt"
+        if path.exists():
+            m = get_model(cfg_kwargs["model"], graph.num_entities, graph.num_relations, dim=cfg_kwargs["dim"])
+            m.load_state_dict(torch.load(path))
+            m.eval()
+            return m
+        t0 = time.perf_counter()
         res = train(graph, TrainConfig(**cfg_kwargs), None, progress=False)
+        cache.put(key + ":seconds", time.perf_counter() - t0)
         res.model.eval()
+        atomic_torch_save(path, res.model.state_dict())
         return res.model
     return fn
 
@@ -69,9 +91,7 @@ class Cache:
 
     def put(self, key, value):
         self.data[key] = value
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=1))
-        os.replace(tmp, self.path)
+        atomic_write_json(self.path, self.data, indent=1)
 
 
 def main() -> None:
@@ -103,27 +123,12 @@ def main() -> None:
     g = subgraph(full, occs)
     cfg = {"model": "transe", "dim": args.dim, "epochs": args.epochs, "seed": args.seed, "evaluate_test": False,
            "num_threads": 2, **json.loads(args.train_config)}
-    train_fn = make_train_fn(cfg)
+    train_fn = make_train_fn(cfg, work, cache)
     print(g, flush=True)
     load0 = os.getloadavg()
 
-    def trained(key, graph):
-        """Train (or reload the cached parameters of) a model for a step."""
-        path = work / f"{key}.pt"
-        if path.exists():
-            from kge.models import get_model
-            st = torch.load(path)
-            m = get_model(cfg["model"], graph.num_entities, graph.num_relations, dim=cfg["dim"])
-            m.load_state_dict(st)
-            return m, cache.get(key + ":seconds")
-        t0 = time.perf_counter()
-        m = train_fn(graph)
-        secs = time.perf_counter() - t0
-        torch.save(m.state_dict(), path)
-        cache.put(key + ":seconds", secs)
-        return m, secs
-
-    base, base_secs = trained("base", g)
+    base = train_fn(g)
+    base_secs = cache.get(graph_key(g) + ":seconds")
     groups = du.build_groups(g)
     res = du.du_bias(base, g, groups=groups, hessian=args.hessian, damping=args.damping)
     per_occ = {g.entities[int(i)]: {"B_gr": float(b), "B_in_weighted": float(w), "B_in_vanilla": float(v),
@@ -138,33 +143,22 @@ def main() -> None:
     r_v = stats.pearsonr(bg, [per_occ[o]["B_in_vanilla"] for o in focus])
 
     ks = [int(k) for k in args.ks.split(",")]
+    kmax = max(ks)
+    settings = {"groups": groups, "hessian": args.hessian, "damping": args.damping}
     validation = {}
     for occ in [o for o in args.validate.split(",") if o]:
-        infl = du.triple_influence(base, g, occ, groups=groups, hessian=args.hessian, damping=args.damping)
-        pred, act = [], []
-        for k in ks:
-            rows = du._removal_rows(g, groups, infl, k, None)
-            m, _ = trained(f"remove-{occ}-{k}", du.remove_triples(g, rows))
-            after = du._bgr_for(m, groups, [infl.item])[infl.item]
-            pred.append(infl.predicted_change(rows))
-            act.append(after - infl.group_bias)
-            print(occ, k, pred[-1], act[-1], flush=True)
-        r, p = stats.pearsonr(pred, act)
-        kmax = max(ks)
-        rnd_rows = np.random.default_rng(args.seed).choice(len(g.train), size=kmax, replace=False)
-        m, _ = trained(f"random-{occ}-{kmax}", du.remove_triples(g, rnd_rows))
-        rnd_after = du._bgr_for(m, groups, [infl.item])[infl.item]
-        validation[occ] = {"B_gr": infl.group_bias, "ks": ks, "predicted_change": pred, "actual_change": act,
-                           "pearson_r": float(r), "p_value": float(p),
-                           "if_remove_B_gr_at_kmax": infl.group_bias + act[-1],
-                           "random_remove_B_gr_at_kmax": rnd_after,
+        val = du.validate_influence(g, base, occ, ks, train_fn, **settings)
+        pred, act = val.predicted, val.actual
+        rnd = du.debias_by_removing(g, base, occ, kmax, train_fn, random_baseline=True, seed=args.seed, **settings)
+        validation[occ] = {"B_gr": val.group_bias, "ks": ks, "predicted_change": pred, "actual_change": act,
+                           "pearson_r": val.pearson_r, "p_value": val.p_value,
+                           "if_remove_B_gr_at_kmax": val.group_bias + act[ks.index(kmax)],
+                           "random_remove_B_gr_at_kmax": rnd.after[occ],
                            "slope_actual_vs_predicted": float(np.polyfit(pred, act, 1)[0])}
 
     val_occs = list(validation)
-    new_graph, added = du.add_dummy_entities(g, val_occs, groups=groups, c=0.5)
-    m, _ = trained("add-" + "-".join(val_occs), new_graph)
-    after = du._bgr_for(m, groups, [g.entity_id(o) for o in val_occs])
-    adding = {o: {"B_gr_before": per_occ[o]["B_gr"], "B_gr_after": after[g.entity_id(o)], "dummies": added[o]}
+    added = du.debias_by_adding(g, base, val_occs, train_fn, c=0.5, groups=groups)
+    adding = {o: {"B_gr_before": per_occ[o]["B_gr"], "B_gr_after": added.after[o], "dummies": added.changed[o]}
               for o in val_occs}
 
     out = {
@@ -177,10 +171,7 @@ def main() -> None:
         "loadavg_before": load0, "loadavg_after": os.getloadavg(), "torch_threads": 2,
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(args.out + ".json.tmp")
-    tmp.write_text(json.dumps(out, indent=1))
-    os.replace(tmp, args.out + ".json")
+    atomic_write_json(args.out + ".json", out, indent=1, clean=False)
     md = ["# Du et al. on a real FB13 subgraph: influence validation and debiasing", "",
           f"Graph: {g!r} (training triples of every person with a profession among {', '.join(occs)}). "
           f"TransE via `kge.train` with {json.dumps(cfg)}; base training {base_secs:.0f} s. "
@@ -206,9 +197,7 @@ def main() -> None:
            "| occupation | dummies | B_gr before | B_gr after |", "|---|---|---|---|",
            *[f"| {o} | {v['dummies']} | {v['B_gr_before']:.4f} | {v['B_gr_after']:.4f} |" for o, v in adding.items()],
            ""]
-    tmp = Path(args.out + ".md.tmp")
-    tmp.write_text("\n".join(md))
-    os.replace(tmp, args.out + ".md")
+    atomic_write_text(args.out + ".md", "\n".join(md))
     print("\n".join(md))
 
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from wgbcore.atomicio import atomic_open, atomic_write_json, atomic_write_text
+from wgbcore.provenance import package_version
 
 from kge.graph import KnowledgeGraph
 from kge.models import KGEModel, model_class
@@ -32,20 +34,6 @@ __all__ = ["save_model", "load_model", "read_config", "load_arrays", "package_ve
 
 class EmbeddingShapeError(ValueError):
     """Embeddings whose shape does not match the graph or their own config."""
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("wgb")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
-
-
-def _atomic_write_bytes(path: Path, write) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-    os.replace(tmp, path)
 
 
 def _tensor_files(model: KGEModel) -> dict[str, str]:
@@ -64,8 +52,8 @@ def save_model(model: KGEModel, path: str | os.PathLike, graph: KnowledgeGraph |
     files = _tensor_files(model)
     params = dict(model.named_parameters())
     for pname, fname in files.items():
-        arr = params[pname].detach().cpu().numpy()
-        _atomic_write_bytes(path / fname, lambda f, a=arr: np.save(f, a))
+        with atomic_open(path / fname, "wb") as fh:
+            np.save(fh, params[pname].detach().cpu().numpy())
     cfg = {
         "format_version": FORMAT_VERSION,
         "model": model.name,
@@ -83,10 +71,8 @@ def save_model(model: KGEModel, path: str | os.PathLike, graph: KnowledgeGraph |
     cfg.update(extra or {})
     if graph is not None:
         for fname, names in (("entities.tsv", graph.entities), ("relations.tsv", graph.relations)):
-            text = "".join(n + "\n" for n in names).encode("utf-8")
-            _atomic_write_bytes(path / fname, lambda f, t=text: f.write(t))
-    text = json.dumps(cfg, indent=2).encode("utf-8")
-    _atomic_write_bytes(path / "config.json", lambda f: f.write(text))
+            atomic_write_text(path / fname, "".join(n + "\n" for n in names))
+    atomic_write_json(path / "config.json", cfg, clean=False)
     return path
 
 

@@ -28,6 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
+from wgbcore.atomicio import atomic_write_text
+
 SPLITS = ("train", "valid", "test")
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -151,19 +153,12 @@ class KnowledgeGraph:
         ``relations.tsv`` (one name per line, line order = id)."""
         path = Path(path)
         (path / "triples").mkdir(parents=True, exist_ok=True)
-        _write_atomic(path / "entities.tsv", "".join(n + "\n" for n in self.entities))
-        _write_atomic(path / "relations.tsv", "".join(n + "\n" for n in self.relations))
+        atomic_write_text(path / "entities.tsv", "".join(n + "\n" for n in self.entities))
+        atomic_write_text(path / "relations.tsv", "".join(n + "\n" for n in self.relations))
         for split in SPLITS:
             lines = "".join(f"{h}\t{r}\t{t}\n" for h, r, t in self.labelled(split))
-            _write_atomic(path / "triples" / f"{split}.tsv", lines)
+            atomic_write_text(path / "triples" / f"{split}.tsv", lines)
         return path
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 # ------------------------------------------------------------------------------------------
@@ -305,11 +300,11 @@ def save_openke(graph: KnowledgeGraph, path: str | os.PathLike) -> Path:
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
     for fname, names in (("entity2id.txt", graph.entities), ("relation2id.txt", graph.relations)):
-        _write_atomic(folder / fname, f"{len(names)}\n" + "".join(f"{n}\t{i}\n" for i, n in enumerate(names)))
+        atomic_write_text(folder / fname, f"{len(names)}\n" + "".join(f"{n}\t{i}\n" for i, n in enumerate(names)))
     for split in SPLITS:
         a = graph.split(split)
         body = "".join(f"{h}\t{t}\t{r}\n" for h, r, t in a.tolist())
-        _write_atomic(folder / f"{split}2id.txt", f"{len(a)}\n" + body)
+        atomic_write_text(folder / f"{split}2id.txt", f"{len(a)}\n" + body)
     return folder
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from wgbcore.registry import Registry
+
 __all__ = ["LOSSES", "get_loss", "margin_loss", "softmax_loss", "softplus_loss"]
 
 
@@ -27,10 +29,12 @@ def softplus_loss(pos: torch.Tensor, neg: torch.Tensor, margin: float = 1.0) -> 
     return F.softplus(-pos).mean() + F.softplus(neg).mean()
 
 
-LOSSES = {"margin": margin_loss, "softmax": softmax_loss, "softplus": softplus_loss}
+LOSSES: Registry = Registry("loss")
+LOSSES.register("margin", margin_loss)
+LOSSES.register("softmax", softmax_loss)
+LOSSES.register("softplus", softplus_loss)
 
 
 def get_loss(name: str):
-    if name not in LOSSES:
-        raise ValueError(f"unknown loss {name!r}; expected one of {sorted(LOSSES)}")
-    return LOSSES[name]
+    """The loss function registered as ``name``."""
+    return LOSSES.get(name)

@@ -33,7 +33,6 @@ operators (RESCAL-like) have no counterpart among our models.
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -46,6 +45,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from wgbcore.atomicio import atomic_write_json
+from wgbcore.provenance import package_version
 
 #: our model name -> (PBG operator, PBG comparator)
 PBG_MODELS: dict[str, tuple[str, str]] = {
@@ -61,13 +63,6 @@ PBG_MISSING: dict[str, str] = {
 }
 WORKER = Path(__file__).resolve().with_name("pbg_worker.py")
 ENV_PYTHON = "WGB_PBG_PYTHON"
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("wgb")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
-        return "unknown"
 
 
 @dataclass
@@ -167,12 +162,10 @@ def export_pbg(graph: Any, job_dir: str | os.PathLike, config: PBGConfig) -> Pat
             shutil.rmtree(job / stale, ignore_errors=True)
     np.save(job / "edges.npy", train)
     np.save(job / "partition.npy", partition_entities(len(ents), config.num_partitions, config.seed))
-    tmp = job / "job.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=1))
-    os.replace(tmp, job / "job.json")
-    (job / "wgb.json").write_text(json.dumps({
+    atomic_write_json(job / "job.json", meta, indent=1, clean=False)
+    atomic_write_json(job / "wgb.json", {
         "wgb_config": dataclasses.asdict(config), "entities": len(ents), "relations": rels,
-        "graph": getattr(graph, "name", ""), "version": _version()}, indent=1))
+        "graph": getattr(graph, "name", ""), "version": package_version()}, indent=1, clean=False)
     return job
 
 
@@ -258,7 +251,7 @@ class PBGResult:
     config: PBGConfig
     seconds: float
     embedding_dir: Path | None = None
-    version: str = field(default_factory=_version)
+    version: str = field(default_factory=package_version)
 
 
 def _build_model(config: PBGConfig, ents: np.ndarray, rels: np.ndarray):

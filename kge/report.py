@@ -12,8 +12,10 @@ import re
 from pathlib import Path
 from typing import Iterable
 
+from wgbcore.atomicio import atomic_savefig, atomic_write_text
+
 from kge.bias.keidar import keidar_table
-from kge.bias.result import BiasResult, BiasRow, atomic_write_text
+from kge.bias.result import BiasResult, BiasRow
 
 ITEM_MEASURES = {"data", "fisher", "bourli_projection", "keidar_tlb", "du_group", "du_individual",
                  "du_individual_vanilla"}
@@ -75,11 +77,10 @@ class _Doc:
 def _save_fig(fig, path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
+    try:
+        atomic_savefig(path, fig, dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
 
 
 def _plt():

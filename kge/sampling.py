@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from wgbcore.registry import Registry
+
 __all__ = ["NegativeSampler", "SAMPLERS", "get_sampler", "bernoulli_head_probs"]
 
 
@@ -58,10 +60,11 @@ class BernoulliSampler(NegativeSampler):
         self.head_prob = torch.from_numpy(bernoulli_head_probs(train, num_relations)).float()
 
 
-SAMPLERS = {"uniform": NegativeSampler, "bernoulli": BernoulliSampler}
+SAMPLERS: Registry[type[NegativeSampler]] = Registry("sampler")
+SAMPLERS.register("uniform", NegativeSampler)
+SAMPLERS.register("bernoulli", BernoulliSampler)
 
 
 def get_sampler(name: str, num_entities: int, num_relations: int, train: np.ndarray | None = None) -> NegativeSampler:
-    if name not in SAMPLERS:
-        raise ValueError(f"unknown sampler {name!r}; expected one of {sorted(SAMPLERS)}")
-    return SAMPLERS[name](num_entities, num_relations, train)
+    """Build the sampler registered as ``name``."""
+    return SAMPLERS.make(name, num_entities, num_relations, train)

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -30,12 +29,17 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from kge.embeddings import package_version, save_model
+from wgbcore.atomicio import atomic_torch_save, atomic_write_json, atomic_write_text
+from wgbcore.config import check_fields
+from wgbcore.provenance import package_version
+from wgbcore.seeding import seed_everything
+
+from kge.embeddings import save_model
 from kge.evaluate import evaluate
 from kge.graph import KnowledgeGraph
-from kge.losses import get_loss
-from kge.models import KGEModel, get_model, model_class
-from kge.sampling import get_sampler
+from kge.losses import LOSSES, get_loss
+from kge.models import MODELS, KGEModel, get_model
+from kge.sampling import SAMPLERS, get_sampler
 
 __all__ = ["TrainConfig", "TrainResult", "train", "seed_everything", "make_optimizer", "ConfigMismatchError"]
 
@@ -61,9 +65,9 @@ class TrainConfig:
     batch_size: int = 4096
     lr: float = 0.01
     negatives: int = 1
-    loss: str = "margin"  # margin | softmax | softplus
+    loss: str = "margin"  # a name of kge.losses.LOSSES: margin | softmax | softplus
     margin: float = 1.0
-    sampler: str = "uniform"  # uniform | bernoulli
+    sampler: str = "uniform"  # a name of kge.sampling.SAMPLERS: uniform | bernoulli
     regularization: float = 0.0  # L2 weight on the batch's entity/relation vectors
     seed: int = 0
     eval_every: int = 0  # validate every k epochs (0 = never)
@@ -76,10 +80,9 @@ class TrainConfig:
     max_train_seconds: float | None = None  # stop after the epoch that exceeds this training time
 
     def __post_init__(self) -> None:
-        model_class(self.model)  # unknown model -> clear ValueError now
-        get_loss(self.loss)
-        if self.sampler not in ("uniform", "bernoulli"):
-            raise ValueError(f"unknown sampler {self.sampler!r}; expected one of ['bernoulli', 'uniform']")
+        MODELS.canonical(self.model)  # unknown names -> clear ValueError now
+        LOSSES.canonical(self.loss)
+        SAMPLERS.canonical(self.sampler)
         for name in ("dim", "epochs", "batch_size", "negatives", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"TrainConfig.{name} must be >= 1, got {getattr(self, name)}")
@@ -88,12 +91,10 @@ class TrainConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise ValueError(f"unknown TrainConfig fields {sorted(unknown)}; expected some of {sorted(known)}")
-        return cls(**d)
+    def from_dict(cls, d: dict, *, source: str = "") -> "TrainConfig":
+        """Fields by name; unknown names and values of the wrong type are errors naming the field
+        (and ``source``, e.g. the config file)."""
+        return cls(**check_fields(cls, d, source=source))
 
 
 @dataclass
@@ -119,16 +120,6 @@ class TrainResult:
         d = asdict(self)  # model is not a dataclass: asdict deep-copies it, so drop it
         d.pop("model")
         return d
-
-
-def seed_everything(seed: int) -> torch.Generator:
-    """Seed python, numpy and torch; returns the generator that drives sampling."""
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-    g = torch.Generator()
-    g.manual_seed(seed)
-    return g
 
 
 class RowAdam:
@@ -213,18 +204,6 @@ def make_optimizer(model: nn.Module, lr: float, exclude: tuple = ()) -> list[tor
     skip = {id(p) for p in exclude}
     params = [p for p in model.parameters() if id(p) not in skip]
     return [DenseAdam(params, lr=lr)] if params else []
-
-
-def _atomic_torch_save(obj, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def _atomic_json(obj, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _check_same_run(saved: dict, config: TrainConfig, out_dir: Path) -> None:
@@ -314,11 +293,11 @@ def train(graph: KnowledgeGraph, config: TrainConfig | None = None, out_dir: str
     resumed_from = start_epoch
 
     def checkpoint(epoch: int) -> None:
-        _atomic_torch_save({"config": config.to_dict(), "epoch": epoch, "model": model.state_dict(),
-                            "optimizers": [o.state_dict() for o in opts],
-                            "row_optimizer": row_opt.state_dict(), "generator": gen.get_state(),
-                            "torch_rng": torch.get_rng_state(), "history": history, "best": best,
-                            "train_seconds": train_seconds}, ckpt_path)
+        atomic_torch_save(ckpt_path, {"config": config.to_dict(), "epoch": epoch, "model": model.state_dict(),
+                                      "optimizers": [o.state_dict() for o in opts],
+                                      "row_optimizer": row_opt.state_dict(), "generator": gen.get_state(),
+                                      "torch_rng": torch.get_rng_state(), "history": history, "best": best,
+                                      "train_seconds": train_seconds})
 
     stopped_early = best.get("stopped", False)
     bar = tqdm(range(start_epoch, config.epochs), desc=f"{config.model} {graph.name}", unit="epoch",
@@ -389,8 +368,8 @@ def train(graph: KnowledgeGraph, config: TrainConfig | None = None, out_dir: str
         result.test = evaluate(model, graph, "test", batch_size=config.eval_batch_size, progress=progress).to_dict()
     if out is not None:
         save_model(model, out, graph, extra={"seed": config.seed, "train_config": config.to_dict()})
-        _atomic_json(result.to_dict(), out / RESULT)
+        atomic_write_json(out / RESULT, result.to_dict(), clean=False)
         if result.test is not None:
-            _atomic_json(result.test, out / "metrics.json")
-        (out / DONE).write_text("done\n", encoding="utf-8")
+            atomic_write_json(out / "metrics.json", result.test, clean=False)
+        atomic_write_text(out / DONE, "done\n")
     return result

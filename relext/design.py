@@ -123,7 +123,7 @@ class StudyCounts:
     def from_runs(cls, runs: Mapping[tuple[str, int], str | Path], *, rule: str = "argmax") -> "StudyCounts":
         """Read ``entity_counts.npz`` of each run directory (keys: (variant, seed)); every run must
         list the same test entities in the same order (an error names the run that does not)."""
-        from relext.evaluate import ENTITY_COUNTS, read_entity_counts
+        from relext.metrics import ENTITY_COUNTS, read_entity_counts
 
         ids = gender = None
         counts: dict[str, dict[int, np.ndarray]] = {}

@@ -483,28 +483,8 @@ def evaluate_run(
     return result
 
 
-#: Per-entity counts of a run's evaluation (the study-design layer's input), next to eval.json.
-ENTITY_COUNTS = "entity_counts.npz"
-
-
-def write_entity_counts(path: str | Path, counts: dict) -> Path:
-    """``entity_ids``, ``gender`` (E,) and ``counts_<rule>`` (E, R, 3) int32 as a compressed npz
-    (no pickled objects: read back with ``allow_pickle=False``); temp file + rename."""
-    import io
-    import os
-
-    path = Path(path)
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **counts)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(buf.getvalue())
-    os.replace(tmp, path)
-    return path
-
-
-def read_entity_counts(path: str | Path) -> dict[str, np.ndarray]:
-    with np.load(Path(path), allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
+# The per-entity counts file lives in relext.metrics (the design layer reads it without this module)
+from relext.metrics import ENTITY_COUNTS, read_entity_counts, write_entity_counts  # noqa: E402,F401
 
 
 def load_eval(run_dir: str | Path) -> EvalResult:

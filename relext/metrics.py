@@ -6,6 +6,8 @@ The bottom of ``relext``'s evaluation: :mod:`relext.evaluate`, :mod:`relext.fair
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 
@@ -35,3 +37,22 @@ def micro_f1_from_counts(counts: np.ndarray) -> np.ndarray:
     return prf_from_counts(np.asarray(counts)[..., 1:, :].sum(axis=-2))[2]
 
 
+#: Per-entity counts of a run's evaluation (the study-design layer's input), next to eval.json.
+ENTITY_COUNTS = "entity_counts.npz"
+
+
+def write_entity_counts(path: str | Path, counts: dict) -> Path:
+    """``entity_ids``, ``gender`` (E,) and ``counts_<rule>`` (E, R, 3) int32 as a compressed npz
+    (no pickled objects: read back with ``allow_pickle=False``); temp file + rename."""
+    import io
+
+    from wgbcore.atomicio import atomic_write_bytes
+
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **counts)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def read_entity_counts(path: str | Path) -> dict[str, np.ndarray]:
+    with np.load(Path(path), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}

@@ -12,36 +12,22 @@ Layout of a run directory::
 """
 from __future__ import annotations
 
-import io
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wikigenderbias.io import atomic_write_bytes
-from wikigenderbias.io import write_text_atomic as atomic_write_text
+from wgbcore import atomicio
+from wgbcore.atomicio import atomic_torch_save, atomic_write_bytes, atomic_write_text
+from wgbcore.provenance import package_version
 
-
-def package_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("wgb")
-    except Exception:  # running from a source tree without metadata
-        return "0.0.0+local"
+__all__ = ["RunDir", "atomic_write_json", "atomic_torch_save", "atomic_write_bytes", "atomic_write_text",
+           "package_version"]
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
-
-
-def atomic_torch_save(path: str | os.PathLike, obj: Any) -> Path:
-    import torch
-
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    return atomic_write_bytes(path, buf.getvalue())
+    """A run's JSON files keep NaN as ``NaN`` (``json.dumps``'s default), so they read back as written."""
+    return atomicio.atomic_write_json(path, obj, clean=False)
 
 
 @dataclass(frozen=True)

@@ -57,14 +57,14 @@ def info(dataset: str | None) -> None:
               help="Folder for stats.json, stats.md and stats.png.")
 def stats(dataset: str | None, out_dir: str) -> None:
     """Counts per split x gender x relation, and spouse/hypernym mentions by gender (JSON + PNG)."""
-    from wikigenderbias.io import write_text_atomic
+    from wgbcore.atomicio import atomic_write_text
     from wikigenderbias.stats import compute_stats, plot_stats
 
     ds = _load(dataset)
     result = compute_stats(ds, source=dataset or "embedded release")
     out = Path(out_dir)
-    write_text_atomic(out / "stats.json", result.to_json())
-    write_text_atomic(out / "stats.md", result.to_markdown())
+    atomic_write_text(out / "stats.json", result.to_json())
+    atomic_write_text(out / "stats.md", result.to_markdown())
     plot_stats(result, out / "stats.png")
     fa = result.further_analysis["per_relation"]
     for rel in fa:

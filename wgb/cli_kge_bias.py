@@ -8,24 +8,15 @@ from pathlib import Path
 import click
 
 
-def _parse_value(v: str):
-    try:
-        return json.loads(v)
-    except json.JSONDecodeError:
-        if "," in v:
-            return tuple(_parse_value(x) for x in v.split(","))
-        return v
-
-
 def _options(pairs: tuple[str, ...]) -> dict:
-    out = {}
-    for p in pairs:
-        if "=" not in p:
-            raise click.BadParameter(f"'{p}' is not KEY=VALUE", param_hint="--option")
-        k, v = p.split("=", 1)
-        v = _parse_value(v)
-        out[k.strip()] = tuple(v) if isinstance(v, list) else v
-    return out
+    """``--option KEY=VALUE`` settings: JSON values, ``a,b`` lists and JSON lists as tuples."""
+    from wgbcore.config import parse_overrides
+
+    try:
+        out = parse_overrides(pairs, option="--option", commas=True)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--option") from None
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in out.items()}
 
 
 def _graph(graph: str | None, emb_dir: Path | None):
@@ -100,13 +91,13 @@ def register(group: click.Group) -> None:
 
         from kge.bias import MEASURES, run_measure, save_results
 
-        names = sorted(MEASURES) if "all" in measures else list(measures)
+        names = MEASURES.names() if "all" in measures else list(measures)
         for n in names:
             if n not in MEASURES:
-                raise click.BadParameter(f"unknown bias measure '{n}'; expected one of {sorted(MEASURES)} or 'all'",
-                                         param_hint="--measure")
+                raise click.BadParameter(MEASURES.unknown_message(n, extra=" or 'all'"), param_hint="--measure")
+        names = [MEASURES.canonical(n) for n in names]
         cfg = _options(options)
-        known = {f for n in names for f in getattr(MEASURES[n], "__dataclass_fields__", {})}
+        known = {f for n in names for f in MEASURES.options(n) or ()}
         unknown = sorted(set(cfg) - known)
         if unknown:
             raise click.BadParameter(f"setting(s) {unknown} belong to none of the measures {names}",
@@ -120,7 +111,7 @@ def register(group: click.Group) -> None:
         jobs = [(n, s) for n in names for s in specs]
         for n, s in tqdm(jobs, desc="bias measures", disable=None):
             kw = {}
-            fields = getattr(MEASURES[n], "__dataclass_fields__", {})
+            fields = MEASURES.options(n) or {}
             kw.update({k: v for k, v in cfg.items() if k in fields})
             if preds is not None and "preds" in fields:
                 from kge.bias.keidar import read_preds_csv

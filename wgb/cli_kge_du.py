@@ -40,7 +40,8 @@ def du_debias_cmd(emb_dir, graph, strategy, occupations, k, c, sensitive, a, b, 
     from kge.embeddings import load_model, read_config
     from kge.train import TrainConfig
     from wgb.cli_kge_bias import _graph
-    from wikigenderbias.io import write_json_atomic
+    from wgbcore.atomicio import atomic_write_json
+    from wgbcore.provenance import provenance
 
     if threads:
         torch.set_num_threads(threads)
@@ -66,8 +67,9 @@ def du_debias_cmd(emb_dir, graph, strategy, occupations, k, c, sensitive, a, b, 
                                         random_baseline=strategy == "random-remove", **names)
     except (ValueError, KeyError, FileNotFoundError) as e:
         raise click.ClickException(str(e)) from e
-    record = {**asdict(res), "emb_dir": str(emb_dir), "retrain_config": train_cfg.to_dict()}
-    write_json_atomic(out, record)
+    record = {**asdict(res), "emb_dir": str(emb_dir), "retrain_config": train_cfg.to_dict(),
+              "provenance": provenance(seed=seed, config={"strategy": strategy, "k": k, "c": c, **names})}
+    atomic_write_json(out, record)
     for o in res.items:
         click.echo(f"{o}: B_gr {res.before[o]:+.4f} -> {res.after[o]:+.4f} ({res.changed.get(o)} triples "
                    f"{'added' if strategy == 'add' else 'removed'})")

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
-MODEL_NAMES = ["transe", "transh", "distmult", "complex", "rotate"]
+from wgb.cli_choices import RegistryChoice
 
 
 def _graph(path: str | None, min_score: float | None):
@@ -20,17 +19,18 @@ def _graph(path: str | None, min_score: float | None):
 @click.argument("graph", required=False)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Embedding dir to write.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
-              help="JSON file of TrainConfig fields (flags given on the command line override it).")
-@click.option("--model", type=click.Choice(MODEL_NAMES), default=None, help="Model (default transe).")
+              help="JSON or YAML file of TrainConfig fields (flags given on the command line override it).")
+@click.option("--model", type=RegistryChoice("kge.models:MODELS"), default=None, help="Model (default transe).")
 @click.option("--dim", type=int, default=None, help="Embedding dimension (default 100).")
 @click.option("--p-norm", type=click.Choice(["1", "2"]), default=None, help="TransE/TransH distance norm (default 2).")
 @click.option("--epochs", type=int, default=None, help="Maximum epochs (default 100).")
 @click.option("--batch-size", type=int, default=None, help="Positives per batch (default 4096).")
 @click.option("--lr", type=float, default=None, help="Adam learning rate (default 0.01).")
 @click.option("--negatives", type=int, default=None, help="Negatives per positive (default 1).")
-@click.option("--loss", type=click.Choice(["margin", "softmax", "softplus"]), default=None, help="Loss (default margin).")
+@click.option("--loss", type=RegistryChoice("kge.losses:LOSSES"), default=None, help="Loss (default margin).")
 @click.option("--margin", type=float, default=None, help="Margin of the margin loss (default 1.0).")
-@click.option("--sampler", type=click.Choice(["uniform", "bernoulli"]), default=None, help="Negative sampler.")
+@click.option("--sampler", type=RegistryChoice("kge.sampling:SAMPLERS"), default=None,
+              help="Negative sampler (default uniform).")
 @click.option("--regularization", type=float, default=None, help="L2 weight on batch embeddings (default 0).")
 @click.option("--seed", type=int, default=None, help="Seed for everything (default 0).")
 @click.option("--eval-every", type=int, default=None, help="Validate every k epochs (0 = never).")
@@ -51,13 +51,14 @@ def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_siz
     triples.jsonl of `wgb re extract`. Rerunning the same command resumes an interrupted run.
     """
     from kge.train import ConfigMismatchError, TrainConfig, train
+    from wgbcore.config import check_fields, read_config_file
 
     fields: dict = {}
     if config_file:
         try:
-            fields = json.loads(Path(config_file).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise click.BadParameter(f"{config_file}:{e.lineno}: malformed JSON ({e.msg})", param_hint="--config")
+            fields = check_fields(TrainConfig, read_config_file(config_file), source=config_file)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--config")
     flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr, "negatives": negatives,
              "loss": loss, "margin": margin, "sampler": sampler, "regularization": regularization, "seed": seed,
              "eval_every": eval_every, "patience": patience, "valid_max_triples": valid_max_triples,
@@ -99,6 +100,7 @@ def eval_cmd(emb_dir, graph, split, raw, max_triples, out_file, threads, quiet):
 
     from kge.embeddings import load_model
     from kge.evaluate import evaluate
+    from wgbcore.atomicio import atomic_write_json
 
     if threads:
         torch.set_num_threads(threads)
@@ -110,9 +112,7 @@ def eval_cmd(emb_dir, graph, split, raw, max_triples, out_file, threads, quiet):
     m = evaluate(model, g, split, filtered=not raw, max_triples=max_triples, progress=False if quiet else None)
     out = Path(out_file) if out_file else Path(emb_dir) / f"metrics_{split}.json"
     d = {"graph": g.name, "split": split, **m.to_dict()}
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(d, indent=2), encoding="utf-8")
-    os.replace(tmp, out)
+    atomic_write_json(out, d, clean=False)
     click.echo(json.dumps({k: d[k] for k in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10", "seconds")}, indent=2))
 
 

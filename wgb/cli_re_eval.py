@@ -1,7 +1,6 @@
 """`wgb re eval`, `wgb re grid`, `wgb re extract`: evaluation, fairness, grids and triples."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -108,20 +107,16 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
     at the end; OUT/timing.json records the time spent.
     """
     from relext.grid import GridConfig, run_grid
+    from wgbcore.config import parse_overrides
 
     if threads:
         import torch
 
         torch.set_num_threads(threads)
-    train_overrides = {}
-    for item in overrides:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected FIELD=VALUE, got {item!r}", param_hint="--set")
-        try:
-            train_overrides[key] = json.loads(value)
-        except json.JSONDecodeError:
-            train_overrides[key] = value
+    try:
+        train_overrides = parse_overrides(overrides, form="FIELD=VALUE")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--set") from None
     if device:
         train_overrides["device"] = device
     try:

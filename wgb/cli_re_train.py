@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-_NAMES = ("cnn", "pcnn", "rnn", "birnn", "transformer")
+from wgb.cli_choices import RegistryChoice
 
 
 def _list(ctx, param, value):
@@ -20,8 +20,9 @@ def _list(ctx, param, value):
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A TrainConfig JSON file; options given on the command line override it.")
-@click.option("--encoder", help=f"Sentence encoder: {', '.join(_NAMES)} [default: pcnn].")
-@click.option("--selector", help="Bag selector: attention, average, one [default: attention].")
+@click.option("--encoder", type=RegistryChoice("relext.encoders:ENCODERS"), help="Sentence encoder [default: pcnn].")
+@click.option("--selector", type=RegistryChoice("relext.selectors:SELECTORS"),
+              help="Bag selector [default: attention].")
 @click.option("--seed", type=int, help="Seeds python, numpy and torch [default: 0].")
 @click.option("--epochs", type=click.IntRange(min=1), help="Maximum epochs [default: 10].")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Bags per batch [default: 160].")

@@ -19,6 +19,8 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from wgbcore.atomicio import atomic_open
+
 from wikigenderbias.dbpedia import Issues
 from wikigenderbias.schema import GENDERS, RELATIONS, SPLITS
 
@@ -104,9 +106,7 @@ def export_tasks(folder: str | os.PathLike, out: str | os.PathLike, *, fmt: str 
                 "sentence_html": _mark(esc, hs, ts, "<b>", "</b>", "<i>", "</i>"),
                 "sentence": r["text"],
             })
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+    with atomic_open(out, "w", newline="") as fh:
         if fmt == "csv":
             w = csv.DictWriter(fh, fieldnames=TASK_FIELDS)
             w.writeheader()
@@ -114,7 +114,6 @@ def export_tasks(folder: str | os.PathLike, out: str | os.PathLike, *, fmt: str 
         else:
             for it in items:
                 fh.write(json.dumps(it, ensure_ascii=False) + "\n")
-    os.replace(tmp, out)
     return len(items)
 
 

@@ -48,6 +48,9 @@ from dataclasses import asdict, dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
+from wgbcore.atomicio import atomic_open
+from wgbcore.provenance import package_version
+
 from wikigenderbias.dbpedia import DumpError, FactIndex, Issues, PersonFacts, progress_disabled, read_facts
 from wikigenderbias.distant import DistantConfig, entity_record
 from wikigenderbias.schema import GENDERS, POSITIVE_RELATIONS, RELATIONS, SPLITS
@@ -58,14 +61,6 @@ __all__ = ["BuildConfig", "BuildResult", "PartResult", "PartSummary", "EXECUTORS
            "process_part", "expand_inputs"]
 
 EXECUTORS = ("processes", "dask")
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("wgb")
-    except Exception:  # pragma: no cover - not installed
-        return "0+unknown"
 
 
 @dataclass
@@ -256,7 +251,7 @@ def _fingerprint(paths: list[str]) -> list:
 def _part_key(part: str, config: BuildConfig, db_files: list[str]) -> str:
     blob = json.dumps({"part": _fingerprint([part]), "dbpedia": _fingerprint(db_files),
                        "require": config.require, "distant": config.distant.to_dict(),
-                       "version": _version()}, sort_keys=True)
+                       "version": package_version()}, sort_keys=True)
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
@@ -278,11 +273,9 @@ def _save_part(cache: Path, key: str, res: PartResult) -> PartSummary:
     summary = PartSummary(res.path, res.stats, res.distant, res.issues, res.seconds, res.no_examples,
                           res.cpu_seconds, heads)
     for path, items in ((_records_file(cache, key), res.entities), (_summary_file(cache, key), [summary])):
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        with open(tmp, "wb") as fh:
+        with atomic_open(path, "wb") as fh:
             for item in items:
                 pickle.dump(item, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
     return summary
 
 
@@ -454,7 +447,7 @@ def _passes(config: BuildConfig) -> _Passes:
     part_seconds = sum(r.seconds for r in results)
     part_cpu = sum(r.cpu_seconds for r in results)
     report = {
-        "wgb_version": _version(),
+        "wgb_version": package_version(),
         "config": config.to_dict(),
         "dbpedia": {**index.stats, "files": [os.path.basename(f) for f in db_files],
                     "skipped": index.issues.to_dict()},
@@ -524,7 +517,7 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
     split_of = {e["entity_id"]: s for s, es in split_entities(run.heads, config.split).items() for e in es}
     report["timings"]["split_s"] = round(time.perf_counter() - t1, 3)
     report["description"] = (
-        f"Built with `wgb data build` (wgb {_version()}) from the DBpedia files "
+        f"Built with `wgb data build` (wgb {package_version()}) from the DBpedia files "
         f"{', '.join(report['dbpedia']['files'])} and {report['wikipedia']['parts']} Wikipedia dump "
         f"part(s) by the paper's distant supervision: for each person with a gender and the relations "
         f"{', '.join(config.require)}, every sentence of the person's article that mentions the person and "

@@ -4,13 +4,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from wgbcore.atomicio import atomic_savefig
 
 from wikigenderbias.schema import GENDERS, RELATIONS, SPLITS
 
@@ -189,14 +190,7 @@ def plot_stats(stats: BenchmarkStats, path: str | os.PathLike) -> Path:
 def _atomic_savefig(fig, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, path)
+        return atomic_savefig(path, fig, dpi=120)
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path

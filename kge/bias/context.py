@@ -50,6 +50,18 @@ def _triples(obj: Any, split: str) -> np.ndarray | None:
     return v
 
 
+def check_model(model: Any, num_entities: int, num_relations: int | None = None) -> None:
+    """Embeddings of another graph (entity count, and relation count when given, differing from
+    the graph's) are an error naming both counts."""
+    n = int(model.entity.weight.shape[0])
+    if n != num_entities:
+        raise ValueError(f"embeddings have {n} entities but the graph has {num_entities}; "
+                         "were they trained on another graph?")
+    nr = getattr(model, "num_relations", None)
+    if num_relations is not None and nr is not None and int(nr) != num_relations:
+        raise ValueError(f"embeddings have {nr} relations but the graph has {num_relations}")
+
+
 @dataclass
 class GraphView:
     entity_names: list[str]
@@ -105,13 +117,7 @@ class GraphView:
 
     def check_model(self, model: Any) -> None:
         """Embeddings whose shape does not match the graph are an error naming both shapes."""
-        n = int(model.entity.weight.shape[0])
-        if n != self.num_entities:
-            raise ValueError(f"embeddings have {n} entities but the graph has {self.num_entities}; "
-                             "were they trained on another graph?")
-        nr = getattr(model, "num_relations", None)
-        if nr is not None and int(nr) != len(self.relation_names):
-            raise ValueError(f"embeddings have {nr} relations but the graph has {len(self.relation_names)}")
+        check_model(model, self.num_entities, len(self.relation_names))
 
     # -- facts -----------------------------------------------------------------------------------
     def rel_triples(self, rel: int, split: str | None = None) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Typed results shared by every bias measure.
 
-A measure returns one :class:`BiasResult`: its rows (the flat records of DESIGN.md,
-``{measure, model, sensitive_relation, a, b, target_relation, item, score, count_a, count_b}``
-plus an ``extra`` dict for measure-specific numbers), a ``summary`` dict (aggregates, chosen
+A measure returns one :class:`BiasResult`: its rows (flat records with the fields of
+``ROW_FIELDS``, ``{measure, model, sensitive_relation, a, b, target_relation, item, score, count_a,
+count_b}``, plus an ``extra`` dict for measure-specific numbers), a ``summary`` dict (aggregates, chosen
 thresholds, curves for plots) and the provenance needed to reproduce it (config, seed, version).
 """
 from __future__ import annotations
@@ -10,22 +10,16 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Iterable
 
+from wgbcore.atomicio import atomic_write_json, clean_json
+from wgbcore.provenance import package_version
+
 ROW_FIELDS = ("measure", "model", "sensitive_relation", "a", "b", "target_relation", "item", "score",
               "count_a", "count_b")
-
-
-def package_version() -> str:
-    try:
-        return version("wgb")
-    except PackageNotFoundError:  # running from a source tree
-        return "0.0.0+local"
 
 
 @dataclass
@@ -58,25 +52,9 @@ class BiasRow:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["score"] = _clean(d["score"])
-        d["extra"] = {k: _clean(v) for k, v in d["extra"].items()}
+        d["score"] = clean_json(d["score"])
+        d["extra"] = {k: clean_json(v) for k, v in d["extra"].items()}
         return d
-
-
-def _clean(v: Any) -> Any:
-    """JSON-safe numbers (NaN/inf become None, numpy scalars become Python)."""
-    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
-        try:
-            v = v.item()
-        except (ValueError, AttributeError):
-            pass
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {k: _clean(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_clean(x) for x in v]
-    return v
 
 
 @dataclass
@@ -95,8 +73,8 @@ class BiasResult:
     def to_dict(self) -> dict:
         return {
             "measure": self.measure, "model": self.model, "spec": asdict(self.spec),
-            "rows": [r.to_dict() for r in self.rows], "summary": _clean(self.summary),
-            "config": _clean(self.config), "seed": self.seed, "version": self.version,
+            "rows": [r.to_dict() for r in self.rows], "summary": clean_json(self.summary),
+            "config": clean_json(self.config), "seed": self.seed, "version": self.version,
             "seconds": self.seconds, "created": self.created,
         }
 
@@ -122,28 +100,15 @@ def _isnan(x: Any) -> bool:
 
 
 # -- files ---------------------------------------------------------------------------------------
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def save_results(results: Iterable[BiasResult], path: str | os.PathLike) -> None:
     """Write a bias report: ``{"version", "results": [...], "rows": [...]}`` where ``rows`` is the
-    flat list of DESIGN.md records over all results (the same rows, repeated for easy loading)."""
+    flat list of row records (``ROW_FIELDS`` + ``extra``) over all results (the same rows, repeated
+    for easy loading)."""
     results = list(results)
     doc = {"format": "wgb-kge-bias/1", "version": package_version(),
            "results": [r.to_dict() for r in results],
            "rows": [row.to_dict() for r in results for row in r.rows]}
-    atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False))
+    atomic_write_json(path, doc, indent=1)
 
 
 def load_results(path: str | os.PathLike) -> list[BiasResult]:

@@ -33,32 +33,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from wgbcore.registry import Registry
+
 from relext.debias.anonymize import Anonymize
 from relext.debias.base import Debiaser, NoDebias
 from relext.debias.cda import CDA
 from relext.debias.duplicate import Duplicate
 from relext.debias.hard_debias import HardDebias
 
-#: name -> class of every single debiaser.
-DEBIASERS: dict[str, type] = {
-    "none": NoDebias,
-    "anonymize": Anonymize,
-    "cda": CDA,
-    "duplicate": Duplicate,
-    "hard_debias": HardDebias,
-}
+#: name -> class of every single debiaser (a :class:`wgbcore.registry.Registry`; aliases: other
+#: spellings of one method).
+DEBIASERS: Registry[type] = Registry("debiaser")
+DEBIASERS.register("none", NoDebias, aliases=("baseline",))
+DEBIASERS.register("anonymize", Anonymize, aliases=("na", "name_anonymization"))
+DEBIASERS.register("cda", CDA, aliases=("gender_swap", "swap"))
+DEBIASERS.register("duplicate", Duplicate)
+DEBIASERS.register("hard_debias", HardDebias, aliases=("hard", "debiased_embeddings"))
 #: The order in which the parts of a combination run.
 ORDER: tuple[str, ...] = ("anonymize", "cda", "duplicate", "hard_debias")
-ALIASES: dict[str, str] = {
-    "all": "anonymize+cda+hard_debias",
-    "baseline": "none",
-    "na": "anonymize",
-    "name_anonymization": "anonymize",
-    "gender_swap": "cda",
-    "swap": "cda",
-    "hard": "hard_debias",
-    "debiased_embeddings": "hard_debias",
-}
+#: Names that stand for a combination.
+COMBINATIONS: dict[str, str] = {"all": "anonymize+cda+hard_debias"}
+#: Every alias: of one method (``DEBIASERS.aliases``) or of a combination.
+ALIASES: dict[str, str] = {**DEBIASERS.aliases, **COMBINATIONS}
 #: The eight variants of the paper's study, in the order reports show them.
 STUDY_VARIANTS: tuple[str, ...] = (
     "none", "anonymize", "cda", "hard_debias", "anonymize+cda", "anonymize+hard_debias",
@@ -67,7 +63,7 @@ STUDY_VARIANTS: tuple[str, ...] = (
 
 
 def _choices() -> list[str]:
-    return sorted(DEBIASERS) + sorted(ALIASES)
+    return DEBIASERS.names() + sorted(ALIASES)
 
 
 def split_outside_brackets(text: str, sep: str) -> list[str]:
@@ -113,7 +109,7 @@ def _parse_part(part: str, name: str) -> tuple[str, dict[str, Any]]:
                 raise ValueError(f"debiaser {name!r}: option {item!r} is not key=value")
             opts[key.strip()] = _value(val.strip())
     key = part.strip().lower().replace("-", "_")
-    return ALIASES.get(key, key), opts
+    return COMBINATIONS.get(key) or DEBIASERS.find(key) or key, opts
 
 
 def _parse(name: str) -> list[tuple[str, dict[str, Any]]]:
@@ -181,7 +177,7 @@ class Compose:
 
 def _build(method: str, kwargs: dict[str, Any], name: str):
     try:
-        return DEBIASERS[method](**kwargs)
+        return DEBIASERS.get(method)(**kwargs)
     except TypeError as exc:
         raise ValueError(f"debiaser {name!r}: bad option for {method!r}: {exc}") from None
 
@@ -203,5 +199,5 @@ def get_debiaser(name: str, **options: Any):
     return Compose([_build(m, {**o, **dict(options.get(m) or {})}, name) for m, o in parsed])
 
 
-__all__ = ["ALIASES", "DEBIASERS", "ORDER", "STUDY_VARIANTS", "Anonymize", "CDA", "Compose", "split_outside_brackets",
+__all__ = ["ALIASES", "COMBINATIONS", "DEBIASERS", "ORDER", "STUDY_VARIANTS", "Anonymize", "CDA", "Compose", "split_outside_brackets",
            "Debiaser", "Duplicate", "HardDebias", "NoDebias", "canonical_name", "get_debiaser"]

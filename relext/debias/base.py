@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from wgbcore.provenance import package_version
+
+__all__ = ["Debiaser", "NoDebias", "Memo", "check_dataset_dict", "package_version"]
+
 
 @runtime_checkable
 class Debiaser(Protocol):
@@ -42,16 +46,6 @@ class NoDebias:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name}
-
-
-def package_version(dist: str = "wgb") -> str:
-    """Installed version of ``dist`` (``"unknown"`` when not installed)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def check_dataset_dict(dsdict, *, who: str) -> None:

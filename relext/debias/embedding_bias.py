@@ -21,7 +21,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from relext.debias import wordlists
+from relext.debias.direction import direct_bias, find_words, gender_direction, neutral_professions, unit_vectors
+from relext.debias.hard_debias import HardDebias
+
+__all__ = ["WEAT_TESTS", "WeatResult", "weat", "weat_all", "gendered_professions", "bias_report", "direct_bias",
+           "neutral_professions"]
 
 #: Caliskan et al. 2017, WEAT 6-8 (attribute sets: male/female terms; WEAT 6 uses names there).
 WEAT_TESTS: dict[str, dict[str, list[str]]] = {
@@ -44,43 +48,6 @@ WEAT_TESTS: dict[str, dict[str, list[str]]] = {
         "B": "sister mother aunt grandmother daughter she hers her".split(),
     },
 }
-
-
-def _find(kv, words: Sequence[str]) -> tuple[list[str], list[str]]:
-    found, missing = [], []
-    for w in words:
-        if w in kv.key_to_index:
-            found.append(w)
-        elif w.lower() in kv.key_to_index:
-            found.append(w.lower())
-        else:
-            missing.append(w)
-    return found, missing
-
-
-def _unit(kv, words: Sequence[str]) -> np.ndarray:
-    m = np.asarray([kv[w] for w in words], dtype=np.float64).reshape(len(words), -1)
-    n = np.linalg.norm(m, axis=1, keepdims=True)
-    n[n == 0] = 1.0
-    return m / n
-
-
-def neutral_professions() -> list[str]:
-    specific = {w.lower() for w in wordlists.gender_specific()}
-    return [w for w in wordlists.professions() if w.lower() not in specific]
-
-
-def direct_bias(kv, direction: np.ndarray, words: Sequence[str] | None = None, c: float = 1.0) -> dict[str, Any]:
-    """Mean |cos(w, g)|^c over ``words`` (default: debiaswe's gender-neutral professions)."""
-    words = list(words if words is not None else neutral_professions())
-    found, missing = _find(kv, words)
-    g = np.asarray(direction, dtype=np.float64)
-    g = g / np.linalg.norm(g)
-    if not found:
-        return {"value": float("nan"), "c": c, "n_words": 0, "n_missing": len(missing)}
-    cos = _unit(kv, found) @ g
-    return {"value": float(np.mean(np.abs(cos) ** c)), "c": c, "n_words": len(found),
-            "n_missing": len(missing)}
 
 
 @dataclass
@@ -108,15 +75,15 @@ def weat(kv, X: Sequence[str], Y: Sequence[str], A: Sequence[str], B: Sequence[s
     """WEAT effect size and one-sided permutation p-value (see the module docstring)."""
     sets, missing = [], []
     for words in (X, Y, A, B):
-        f, m = _find(kv, words)
+        f, m = find_words(kv, words)
         sets.append(f)
         missing.extend(m)
     x, y, a, b = sets
     if min(len(s) for s in sets) < 2:
         return WeatResult(test, float("nan"), float("nan"), float("nan"), len(x), len(y), len(a),
                           len(b), missing, False, 0, seed)
-    W = _unit(kv, x + y)
-    s = (W @ _unit(kv, a).T).mean(axis=1) - (W @ _unit(kv, b).T).mean(axis=1)
+    W = unit_vectors(kv, x + y)
+    s = (W @ unit_vectors(kv, a).T).mean(axis=1) - (W @ unit_vectors(kv, b).T).mean(axis=1)
     nx = len(x)
     sx, sy = s[:nx], s[nx:]
     stat = float(sx.sum() - sy.sum())
@@ -148,11 +115,11 @@ def weat_all(kv, *, seed: int = 0, n_permutations: int = 10_000) -> dict[str, di
 
 def gendered_professions(kv, direction: np.ndarray, k: int = 10) -> dict[str, list[list]]:
     """The ``k`` neutral professions with the largest projection on each side of ``direction``."""
-    found, _ = _find(kv, neutral_professions())
+    found, _ = find_words(kv, neutral_professions())
     if not found:
         return {"feminine": [], "masculine": []}
     g = np.asarray(direction, dtype=np.float64)
-    cos = _unit(kv, found) @ (g / np.linalg.norm(g))
+    cos = unit_vectors(kv, found) @ (g / np.linalg.norm(g))
     order = np.argsort(cos)
     return {"feminine": [[found[i], round(float(cos[i]), 4)] for i in order[::-1][:k]],
             "masculine": [[found[i], round(float(cos[i]), 4)] for i in order[:k]]}
@@ -164,8 +131,6 @@ def bias_report(kv, *, seed: int = 0, n_permutations: int = 10_000, debiaser=Non
     "after" is measured twice for the direct bias: along the direction found in the original
     vectors (zero by construction) and along the direction found again in the debiased vectors.
     """
-    from relext.debias.hard_debias import HardDebias, gender_direction
-
     hd = debiaser if debiaser is not None else HardDebias()
     g, ginfo = gender_direction(kv)
     after_kv = hd.transform_vectors(kv, seed=seed)

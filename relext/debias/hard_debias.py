@@ -27,54 +27,9 @@ import numpy as np
 
 from relext.debias import wordlists
 from relext.debias.base import package_version
+from relext.debias.direction import direct_bias, gender_direction, unit_rows
 
-
-def _lookup(kv, word: str) -> str | None:
-    if word in kv.key_to_index:
-        return word
-    low = word.lower()
-    return low if low in kv.key_to_index else None
-
-
-def unit_rows(m: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return m / norms
-
-
-def gender_direction(kv, pairs: Sequence[tuple[str, str]] | None = None, *,
-                     vectors: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-    """Unit gender direction (first PC of the centred pair vectors) and what was used.
-
-    ``pairs`` are (feminine, masculine) like debiaswe's definitional pairs; the returned direction
-    points from masculine to feminine on average.
-    """
-    pairs = list(pairs if pairs is not None else wordlists.definitional_pairs())
-    vecs = unit_rows(np.asarray(kv.vectors, dtype=np.float64)) if vectors is None else vectors
-    rows, used, skipped = [], [], []
-    diffs = []
-    for a, b in pairs:
-        ka, kb = _lookup(kv, a), _lookup(kv, b)
-        if ka is None or kb is None:
-            skipped.append([a, b])
-            continue
-        va, vb = vecs[kv.key_to_index[ka]], vecs[kv.key_to_index[kb]]
-        center = (va + vb) / 2
-        rows.extend([va - center, vb - center])
-        diffs.append(va - vb)
-        used.append([ka, kb])
-    if len(used) < 2:
-        raise ValueError(f"hard_debias: only {len(used)} definitional pair(s) are in the vocabulary "
-                         f"(missing: {skipped}); need at least 2 to find a gender direction")
-    m = np.asarray(rows)
-    m = m - m.mean(axis=0)
-    _, svals, vt = np.linalg.svd(m, full_matrices=False)
-    g = vt[0] / np.linalg.norm(vt[0])
-    if float(np.mean(np.asarray(diffs) @ g)) < 0:
-        g = -g
-    explained = (svals ** 2) / float(np.sum(svals ** 2))
-    return g, {"pairs_used": used, "pairs_missing": skipped,
-               "explained_variance_ratio": [float(x) for x in explained[:10]]}
+__all__ = ["HardDebias", "gender_direction", "unit_rows", "is_gender_specific"]
 
 
 def is_gender_specific(word: str, specific: frozenset[str], specific_lower: frozenset[str]) -> bool:
@@ -103,8 +58,6 @@ class HardDebias:
     def transform_vectors(self, kv, *, seed: int = 0):
         """A new ``KeyedVectors`` with debiased vectors (the input is not modified)."""
         from gensim.models import KeyedVectors
-
-        from relext.debias.embedding_bias import direct_bias
 
         specific = frozenset(self.gender_specific if self.gender_specific is not None
                              else wordlists.gender_specific())

@@ -1,36 +1,38 @@
-"""Sentence encoders and their resolver.
+"""Sentence encoders and their registry.
 
 Every encoder maps a batch of sentence features (``dict`` of tensors, see
 :func:`relext.bags.word_features`) to ``[n, out_dim]`` and names the features it needs
 (``features = "words"`` or ``"wordpieces"``); :func:`featurize` builds them for a split.
+
+A new encoder is one module with its class plus one ``ENCODERS.register`` line below; the tests
+parametrized over ``ENCODERS`` then cover it.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from wgbcore.registry import Registry
+
 from relext.encoders.cnn import CNNEncoder, PCNNEncoder
 from relext.encoders.rnn import BiRNNEncoder, RNNEncoder
 from relext.encoders.transformer import TransformerEncoder, available as transformer_available
 
-ENCODERS: dict[str, type] = {
-    "cnn": CNNEncoder,
-    "pcnn": PCNNEncoder,
-    "rnn": RNNEncoder,
-    "birnn": BiRNNEncoder,
-    "transformer": TransformerEncoder,
-}
+ENCODERS: Registry[type] = Registry("encoder")
+ENCODERS.register("cnn", CNNEncoder)
+ENCODERS.register("pcnn", PCNNEncoder)
+ENCODERS.register("rnn", RNNEncoder)
+ENCODERS.register("birnn", BiRNNEncoder)
+ENCODERS.register("transformer", TransformerEncoder)
 
 
 def encoder_class(name: str) -> type:
-    try:
-        return ENCODERS[name]
-    except KeyError:
-        raise ValueError(f"unknown encoder {name!r}; expected one of {sorted(ENCODERS)}") from None
+    """The encoder class registered as ``name``."""
+    return ENCODERS.get(name)
 
 
 def get_encoder(name: str, **kwargs: Any):
     """Build encoder ``name`` (``num_words`` first; word_dim, pos_dim, max_length, hidden, ...)."""
-    return encoder_class(name)(**kwargs)
+    return ENCODERS.make(name, **kwargs)
 
 
 def featurize(name: str, tokens, head_spans, tail_spans, *, vocab=None, max_length: int = 120, **options: Any):

@@ -1,4 +1,4 @@
-"""Bag selectors and their resolver.
+"""Bag selectors and their registry.
 
 A selector turns the sentence representations of a flat batch (``rep`` [n, H], bag id per
 sentence ``seg``) into bags: ``pool(...) -> [B, H]`` in training (the classifier follows) and
@@ -8,29 +8,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from wgbcore.registry import Registry
+
 from relext.selectors.attention import AttentionSelector
 from relext.selectors.average import AverageSelector
 from relext.selectors.one import OneSelector
 
-SELECTORS: dict[str, type] = {
-    "attention": AttentionSelector,
-    "average": AverageSelector,
-    "one": OneSelector,
-}
-ALIASES = {"att": "attention", "ave": "average", "avg": "average", "max": "one"}
+SELECTORS: Registry[type] = Registry("selector")
+SELECTORS.register("attention", AttentionSelector, aliases=("att",))
+SELECTORS.register("average", AverageSelector, aliases=("ave", "avg"))
+SELECTORS.register("one", OneSelector, aliases=("max",))
+#: alias -> selector name
+ALIASES = SELECTORS.aliases
 
 
 def selector_class(name: str) -> type:
-    key = ALIASES.get(name, name)
-    try:
-        return SELECTORS[key]
-    except KeyError:
-        raise ValueError(f"unknown selector {name!r}; expected one of {sorted(SELECTORS)}") from None
+    """The selector class registered as ``name`` (or one of its aliases)."""
+    return SELECTORS.get(name)
 
 
 def get_selector(name: str, **kwargs: Any):
     """Build selector ``name`` (``hidden``: the encoder's out_dim; ``num_classes``)."""
-    return selector_class(name)(**kwargs)
+    return SELECTORS.make(name, **kwargs)
 
 
 __all__ = ["SELECTORS", "get_selector", "selector_class", "AttentionSelector", "AverageSelector", "OneSelector"]

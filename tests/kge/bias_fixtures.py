@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from kge.models import get_model
+from kge.models import MODELS, get_model
 from kge.synthetic import generate, planted_embeddings
 
-MODEL_NAMES = ["transe", "transh", "distmult", "complex", "rotate"]
+MODEL_NAMES = MODELS.names()  # every registered model
 
 
 def planted_graph(bias_prob: float = 0.9, n: int = 600, occupations: int = 8, seed: int = 0):

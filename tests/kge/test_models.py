@@ -5,7 +5,7 @@ import torch
 from kge.embeddings import EmbeddingShapeError, load_model, save_model
 from kge.models import MODELS, KGEModel, get_model
 
-NAMES = sorted(MODELS)
+NAMES = MODELS.names()  # every registered model: a new one is tested here without touching this file
 
 
 def _model(name, e=11, r=3, dim=6, seed=0):
@@ -18,7 +18,7 @@ def _model(name, e=11, r=3, dim=6, seed=0):
 
 
 def test_resolver():
-    assert set(NAMES) == {"transe", "transh", "distmult", "complex", "rotate"}
+    assert {"transe", "transh", "distmult", "complex", "rotate"} <= set(NAMES)
     with pytest.raises(ValueError, match=r"unknown model 'foo'; expected one of \["):
         get_model("foo", 3, 1)
     assert get_model("TransE", 3, 1, dim=2, p_norm=1).p_norm == 1

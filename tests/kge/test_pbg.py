@@ -10,7 +10,6 @@ import torch
 
 from kge import pbg
 from kge.graph import KnowledgeGraph
-from kge.models import get_model
 
 
 def _is_nurse(i: int) -> bool:
@@ -115,8 +114,6 @@ needs_pbg = pytest.mark.skipif(not pbg.pbg_available(),
 @pytest.mark.slow
 @needs_pbg
 def test_round_trip_two_partitions_and_bias_measures(tmp_path):
-    from kge.bias import du
-
     g = tiny_graph()
     cfg = pbg.PBGConfig(model="transe", dim=16, num_partitions=2, epochs=20, lr=0.05, batch_size=100,
                         num_batch_negs=10, num_uniform_negs=10, margin=1.0)

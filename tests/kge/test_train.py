@@ -21,7 +21,7 @@ def _params(model):
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", MODELS.names())
 def test_training_lowers_loss_and_is_deterministic(tiny_graph, name):
     a = train(tiny_graph, cfg(model=name, epochs=6), progress=False)
     assert a.history[-1]["loss"] < a.history[0]["loss"]
@@ -33,7 +33,7 @@ def test_training_lowers_loss_and_is_deterministic(tiny_graph, name):
     assert not torch.equal(c.model.entity.weight, a.model.entity.weight)
 
 
-@pytest.mark.parametrize("loss", sorted(LOSSES))
+@pytest.mark.parametrize("loss", LOSSES.names())
 def test_losses_and_bernoulli(tiny_graph, loss):
     r = train(tiny_graph, cfg(loss=loss, sampler="bernoulli", negatives=8, epochs=5), progress=False)
     assert np.isfinite(r.history[-1]["loss"]) and r.history[-1]["loss"] < r.history[0]["loss"]

@@ -1,0 +1,202 @@
+"""Running the job: resumable stages, each writing its files under ``out/`` and a marker in
+``out/stages/`` when done (see :mod:`wgb.pipeline` for the list)."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from wgb import __version__
+from wgb.pipeline.config import GENDER_RELATION, TARGET_RELATION, TEST_SPLITS, PipelineConfig
+from wgb.pipeline.coverage import kg_coverage
+from wgb.pipeline.gold import gold_triples
+from wgb.pipeline.linking import link_to_fb13
+from wgb.pipeline.report import write_report
+from wgbcore.atomicio import atomic_write_json, atomic_write_text, read_jsonl
+
+
+class Stages:
+    """Markers of finished stages: a finished stage is skipped when the run is resumed."""
+
+    def __init__(self, out: Path, log: Callable[[str], None]):
+        self.dir = out / "stages"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.log = log
+        self.timings: dict[str, float] = {}
+        if (self.dir / "timings.json").exists():
+            self.timings = json.loads((self.dir / "timings.json").read_text())
+
+    def run(self, name: str, fn: Callable[[], Any]) -> None:
+        marker = self.dir / f"{name.replace('/', '_')}.done"
+        if marker.exists():
+            self.log(f"[skip] {name} (done)")
+            return
+        self.log(f"[run ] {name}")
+        t0 = time.perf_counter()
+        fn()
+        self.timings[name] = round(time.perf_counter() - t0, 2)
+        atomic_write_json(self.dir / "timings.json", self.timings)
+        atomic_write_text(marker, "done\n")
+
+
+@dataclass
+class RunResult:
+    out_dir: str
+    config: dict
+    settings: dict
+    version: str
+    seconds: float
+    report_html: str
+
+
+def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callable[[str], None] = print,
+                 progress: bool = True) -> RunResult:
+    """Run (or resume) the whole job into ``out_dir``; returns where the report is."""
+    import wikigenderbias
+
+    cfg.validate()
+    s = cfg.settings()
+    out = Path(out_dir)
+    _record_config(out, cfg, s)
+    t_start = time.perf_counter()
+    stages = Stages(out, log)
+    dataset = wikigenderbias.load(path=cfg.dataset)
+    variants = cfg.variants()
+    graphs = ["gold", *variants]
+    _extractor_stages(stages, cfg, s, out, dataset, variants, progress)
+    _triple_stages(stages, cfg, out, dataset, variants)
+    link_reports = _graph_stages(stages, cfg, s, out, graphs, log, progress)
+    stages.run("report", lambda: _report(out, cfg, s, variants, graphs, link_reports, stages.timings))
+    seconds = time.perf_counter() - t_start
+    return RunResult(str(out), asdict(cfg), s, __version__, round(seconds, 1), str(out / "report" / "report.html"))
+
+
+def _record_config(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:
+    """Write ``out/config.json``, or refuse a folder that holds a run of another configuration."""
+    from wgbcore.provenance import provenance
+
+    out.mkdir(parents=True, exist_ok=True)
+    saved = out / "config.json"
+    record = {"config": asdict(cfg), "settings": s, "version": __version__}
+    if saved.exists():
+        prev = json.loads(saved.read_text())
+        if prev.get("config") != record["config"] or prev.get("settings") != record["settings"]:
+            raise ValueError(f"{out} holds a run with another configuration ({saved}); "
+                             "use another --out or delete it")
+    else:
+        atomic_write_json(saved, {**record, "provenance": provenance(seed=cfg.seed)})
+
+
+def _train_config(cfg: PipelineConfig, s: dict[str, Any], debias: str | None):
+    from relext.train import TrainConfig
+
+    return TrainConfig(
+        encoder=cfg.encoder, selector=cfg.selector, seed=cfg.seed, epochs=s["re_epochs"], word_dim=s["word_dim"],
+        hidden=s["hidden"], w2v_epochs=s["w2v_epochs"], dataset=cfg.dataset, threads=cfg.threads,
+        dataset_transform=[debias] if debias else [], vectors_transform=[debias] if debias else [],
+        patience=3,
+    ).validate()
+
+
+def _extractor_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], out: Path, dataset,
+                      variants: list[str], progress: bool) -> None:
+    """Stages 1-2: train the baseline and debiased extractors, and evaluate their fairness."""
+    from relext.evaluate import evaluate_run
+    from relext.train import train as re_train
+
+    debias_of = {"baseline": None, **{d: d for d in cfg.debias}}
+    for v in variants:
+        run_dir = out / "extractors" / v
+        stages.run(f"train/{v}", lambda v=v, run_dir=run_dir: re_train(
+            _train_config(cfg, s, debias_of[v]), run_dir, dataset=dataset, progress=progress))
+        stages.run(f"eval/{v}", lambda run_dir=run_dir: evaluate_run(
+            run_dir, n_resamples=s["n_resamples"], bootstrap_seed=cfg.seed, dataset=dataset))
+
+
+def _triple_stages(stages: Stages, cfg: PipelineConfig, out: Path, dataset, variants: list[str]) -> None:
+    """Stage 3: triples of the held-out articles, from the gold labels and from each extractor."""
+    from relext.extract import extract_split, write_triples
+
+    tdir = out / "triples"
+    stages.run("triples/gold", lambda: write_triples(gold_triples(dataset), tdir / "gold.jsonl"))
+    for v in variants:
+        def extract(v=v):
+            triples = []
+            for split in TEST_SPLITS:
+                triples += extract_split(out / "extractors" / v, split, min_score=cfg.min_score, dataset=dataset)
+            write_triples(triples, tdir / f"{v}.jsonl")
+        stages.run(f"triples/{v}", extract)
+
+
+def _graph_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], out: Path, graphs: list[str],
+                  log: Callable[[str], None], progress: bool) -> dict[str, Any]:
+    """Stages 4-5: a graph from each triple file (optionally linked to FB13), its embeddings and
+    their bias measures. Returns the FB13 link reports by graph."""
+    from kge.bias import BiasSpec, run_measure, save_results
+    from kge.graph import load_fb13, load_triples_jsonl
+    from kge.train import TrainConfig as KGETrainConfig
+    from kge.train import train as kge_train
+
+    tdir = out / "triples"
+    spec = BiasSpec(sensitive_relation=GENDER_RELATION, a="male", b="female", target_relation=TARGET_RELATION)
+    link_reports: dict[str, Any] = {}
+    fb13 = load_fb13() if cfg.link_fb13 else None
+    for gname in graphs:
+        def build_graph(gname=gname):
+            g = load_triples_jsonl(tdir / f"{gname}.jsonl", name=gname)
+            if fb13 is not None:
+                g, rep = link_to_fb13(g, fb13)
+                link_reports[gname] = rep
+                atomic_write_json(out / "graphs" / f"{gname}.link.json", rep)
+            return g
+
+        emb_dir = out / "embeddings" / gname
+
+        def embed(emb_dir=emb_dir, build_graph=build_graph):
+            g = build_graph()
+            kcfg = KGETrainConfig(model=cfg.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"],
+                                  batch_size=s["kge_batch_size"], seed=cfg.seed, evaluate_test=False,
+                                  num_threads=cfg.threads)
+            kge_train(g, kcfg, emb_dir, progress=progress)
+
+        stages.run(f"embed/{gname}", embed)
+
+        def measure(gname=gname, emb_dir=emb_dir, build_graph=build_graph):
+            from kge.embeddings import load_model
+
+            g = build_graph()
+            missing = [r for r in (GENDER_RELATION, TARGET_RELATION) if r not in g.relations]
+            if missing:  # e.g. an extractor that extracted no hypernym triple at all
+                log(f"       {gname}: no {' / '.join(missing)} triples; bias not measurable")
+                save_results([], out / "bias" / f"{gname}.json")
+                atomic_write_json(out / "bias" / f"{gname}.skipped.json", {"missing_relations": missing})
+                return
+            model = load_model(emb_dir, g)
+            results = [run_measure(m, g, model, spec, seed=cfg.seed, model_label=f"{cfg.kge_model}:{gname}")
+                       for m in cfg.measures]
+            save_results(results, out / "bias" / f"{gname}.json")
+
+        stages.run(f"bias/{gname}", measure)
+    for gname in graphs:
+        p = out / "graphs" / f"{gname}.link.json"
+        if p.exists():
+            link_reports[gname] = json.loads(p.read_text())
+    return link_reports
+
+
+def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[str], graphs: list[str],
+            link_reports: dict[str, Any], timings: dict[str, float]) -> None:
+    """Stage 6: the report of everything above."""
+    from kge.bias import load_results
+    from relext.evaluate import load_eval
+
+    tdir = out / "triples"
+    evals = {v: load_eval(out / "extractors" / v) for v in variants}
+    gold = read_jsonl(tdir / "gold.jsonl")
+    coverage = {v: kg_coverage(gold, read_jsonl(tdir / f"{v}.jsonl")) for v in variants}
+    bias = {g: load_results(out / "bias" / f"{g}.json") for g in graphs}
+    write_report(out / "report", cfg=cfg, settings=s, evals=evals, coverage=coverage, bias=bias,
+                 link_reports=link_reports, timings=timings)

@@ -1,0 +1,146 @@
+"""Config files (YAML or JSON) and ``KEY=VALUE`` overrides, checked against a dataclass.
+
+- :func:`parse_value` / :func:`parse_overrides`: ``["epochs=20", "name=x"]`` ->
+  ``{"epochs": 20, "name": "x"}``; a value is JSON when it parses as JSON, else the string.
+- :func:`read_config_file`: a YAML (``.yaml``, ``.yml``) or JSON file holding a mapping; malformed
+  files are errors naming ``file:line``.
+- :func:`check_fields`: unknown field names and values of the wrong type (read from the
+  dataclass's annotations) are ``ValueError`` naming the source and the field.
+- :func:`load_config`: all three, then the dataclass.
+"""
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import json
+import os
+import types
+import typing
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+__all__ = ["parse_value", "parse_overrides", "read_config_file", "check_fields", "load_config"]
+
+
+def parse_value(text: str, *, commas: bool = False) -> Any:
+    """``text`` as JSON when it parses (``3``, ``0.5``, ``true``, ``null``, ``[1, 2]``, ``"x"``),
+    else the string itself. ``commas=True``: a non-JSON ``a,b`` is the tuple of its parsed parts."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        if commas and "," in text:
+            return tuple(parse_value(part) for part in text.split(","))
+        return text
+
+
+def parse_overrides(items: Iterable[str], *, option: str = "--set", form: str = "KEY=VALUE",
+                    commas: bool = False) -> dict[str, Any]:
+    """``KEY=VALUE`` strings -> ``{KEY: parse_value(VALUE)}`` (later keys win). An item without
+    ``=`` or with an empty key is a ``ValueError``: ``"--set takes KEY=VALUE, got 'oops'"``."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{option} takes {form}, got {item!r}")
+        out[key.strip()] = parse_value(value, commas=commas)
+    return out
+
+
+def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
+    """The mapping in a YAML (``.yaml``, ``.yml``) or JSON (any other name) file."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            raise ValueError(f"{where}: malformed YAML ({getattr(e, 'problem', None) or e})") from None
+        data = {} if data is None else data
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{e.lineno}: malformed JSON ({e.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of fields, got {type(data).__name__}")
+    return data
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` (as read from JSON/YAML) fits the annotation ``hint``; constructs this
+    check does not know are accepted."""
+    if hint is Any or hint is object:
+        return True
+    if hint is type(None) or hint is None:
+        return value is None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_matches(value, a) for a in args)
+    if origin is typing.Literal:
+        return value in args
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if origin in (list, set, frozenset, collections.abc.Sequence, collections.abc.Iterable):
+        return isinstance(value, (list, tuple, set, frozenset)) and (
+            not args or all(_matches(v, args[0]) for v in value))
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            return False
+        if not args or (len(args) == 2 and args[1] is Ellipsis):
+            return not args or all(_matches(v, args[0]) for v in value)
+        return len(value) == len(args) and all(_matches(v, a) for v, a in zip(value, args))
+    if origin in (dict, collections.abc.Mapping):
+        return isinstance(value, dict) and (
+            not args or all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in value.items()))
+    if isinstance(hint, type):
+        if hint in (list, tuple):
+            return isinstance(value, (list, tuple))
+        return isinstance(value, hint)
+    return True
+
+
+def check_fields(cls: type, data: Mapping[str, Any], *, source: str = "") -> dict[str, Any]:
+    """``data`` checked against the init fields of dataclass ``cls``: every key a field, every
+    value of the field's annotated type; a ``ValueError`` naming ``source`` and the field otherwise."""
+    prefix = f"{source}: " if source else ""
+    flds = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(flds))
+    if unknown:
+        raise ValueError(f"{prefix}unknown {cls.__name__} fields {unknown}; expected some of {sorted(flds)}")
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an annotation that cannot be resolved here: check names only
+        hints = {}
+    for name, value in data.items():
+        hint = hints.get(name, Any)
+        if not _matches(value, hint):
+            raise ValueError(f"{prefix}field '{name}' of {cls.__name__} expects {_type_name(hint)}, "
+                             f"got {type(value).__name__} {value!r}")
+    return dict(data)
+
+
+def load_config(cls: type, path: str | os.PathLike | None = None, overrides: Iterable[str] = (), *,
+                values: Mapping[str, Any] | None = None, option: str = "--set") -> Any:
+    """``cls(**fields)`` where fields are those of the file ``path`` (if any), then ``values``,
+    then the ``KEY=VALUE`` ``overrides``, each layer checked with :func:`check_fields`."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        data.update(check_fields(cls, read_config_file(path), source=str(path)))
+    if values:
+        data.update(check_fields(cls, values))
+    if overrides:
+        data.update(check_fields(cls, parse_overrides(overrides, option=option), source=option))
+    return cls(**data)
