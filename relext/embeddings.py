@@ -22,8 +22,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from wikigenderbias.io import atomic_write_bytes
-from wikigenderbias.io import write_text_atomic as atomic_write_text
+from wgbcore.atomicio import atomic_write_bytes
+from wgbcore.atomicio import atomic_write_text
 
 
 @dataclass(frozen=True)

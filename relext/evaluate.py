@@ -90,7 +90,7 @@ def validate_row(row: Any, *, where: str, n_relations: int = len(RELATIONS)) -> 
 
 def read_predictions(path: str | Path) -> list[dict]:
     """Read a predictions JSON-lines file, validating every row (errors name file and line)."""
-    from wikigenderbias.io import iter_jsonl
+    from wgbcore.atomicio import iter_jsonl
 
     return [validate_row(row, where=where) for where, row in iter_jsonl(path)]
 
@@ -296,13 +296,7 @@ def score_split(table: PredictionTable, y_pred: np.ndarray, *, split: str, varia
     )
 
 
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("wgb")
-    except PackageNotFoundError:
-        return "0.0.0+local"
+from wgbcore.provenance import package_version  # noqa: E402,F401  (the one version lookup)
 
 
 @dataclass
@@ -464,7 +458,7 @@ def evaluate_run(
 ) -> EvalResult:
     """Evaluate a run directory: predictions (written if missing) -> eval.json + eval.md."""
     from relext.report import eval_markdown
-    from wikigenderbias.io import write_json_atomic, write_text_atomic
+    from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -478,8 +472,8 @@ def evaluate_run(
     )
     if write:
         write_entity_counts(run_dir / ENTITY_COUNTS, result.entity_counts)
-        write_json_atomic(run_dir / "eval.json", result.to_dict())
-        write_text_atomic(run_dir / "eval.md", eval_markdown(result))
+        atomic_write_json(run_dir / "eval.json", result.to_dict())
+        atomic_write_text(run_dir / "eval.md", eval_markdown(result))
     return result
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from relext.evaluate import ENTITY_COUNTS, EvalResult, evaluate_run, load_eval, package_version
 from relext.fairness import GAP_METRICS, MICRO, seed_interval
 from relext.report import grid_markdown
-from wikigenderbias.io import write_json_atomic, write_text_atomic
+from wgbcore.atomicio import atomic_write_json, atomic_write_text
 from wikigenderbias.schema import POSITIVE_RELATIONS
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class _Timing:
         self.save()
 
     def save(self) -> None:
-        write_json_atomic(self.path, self.data)
+        atomic_write_json(self.path, self.data)
 
 
 def run_grid(
@@ -169,7 +169,7 @@ def run_grid(
     started = time.time()
     invocation = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": 0.0}
     timing.data["invocations"].append(invocation)
-    write_json_atomic(out / "grid.json", config.to_dict())
+    atomic_write_json(out / "grid.json", config.to_dict())
 
     # build all configs first: bad names / fields fail before any training
     runs = config.runs()
@@ -433,8 +433,8 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
         "findings": findings(variants),
         "design_report": report,
     }
-    write_json_atomic(out / "results.json", summary)
-    write_text_atomic(out / "results.md", grid_markdown(summary))
+    atomic_write_json(out / "results.json", summary)
+    atomic_write_text(out / "results.md", grid_markdown(summary))
     if plots and variants:
         from relext.plots import plot_grid
 

@@ -28,15 +28,10 @@ def _err(d: dict) -> tuple[float, float]:
 
 
 def _save(fig, path: Path) -> Path:
-    import os
-    import tempfile
+    from wgbcore.atomicio import atomic_savefig
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-    os.close(fd)
-    fig.savefig(tmp, dpi=120, bbox_inches="tight", format="png")
-    os.replace(tmp, path)
-    return path
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return atomic_savefig(path, fig, dpi=120, bbox_inches="tight")
 
 
 def plot_f1_by_gender(combos: list[dict], path: str | Path, *, title: str = "") -> Path:

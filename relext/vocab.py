@@ -85,7 +85,7 @@ class Vocab:
         return vocab
 
     def save(self, path: str | os.PathLike) -> Path:
-        from wikigenderbias.io import write_text_atomic as atomic_write_text
+        from wgbcore.atomicio import atomic_write_text
 
         return atomic_write_text(path, json.dumps(self.to_json(), ensure_ascii=False))
 

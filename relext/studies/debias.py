@@ -179,7 +179,7 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
               dataset=None, progress: bool = True, plots: bool = True, train: bool = True) -> dict:
     """Train/evaluate every (variant, seed) not done yet; write the study report."""
     from relext.grid import run_grid
-    from wikigenderbias.io import write_json_atomic
+    from wgbcore.atomicio import atomic_write_json
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -190,8 +190,8 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
     for v in config.variants:  # bad names and fields fail before any training
         make(encoder=v, selector=config.selector, seed=config.seeds[0], epochs=config.epochs,
              **config.train_overrides)
-    write_json_atomic(out / "study.json", config.to_dict())
-    write_json_atomic(out / "variants.json", describe_variants(config.variants))
+    atomic_write_json(out / "study.json", config.to_dict())
+    atomic_write_json(out / "variants.json", describe_variants(config.variants))
     if config.train_articles is not None:
         from relext.data import load_dataset_dict
 
@@ -204,9 +204,9 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
     summary = finish_report(config, out, summary, seconds=time.time() - t0)
     meta = summary["meta"]
     if meta["runs_evaluated"] == meta["n_runs"] and not meta["runs_failed"]:
-        from wikigenderbias.io import write_text_atomic
+        from wgbcore.atomicio import atomic_write_text
 
-        write_text_atomic(done, time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
+        atomic_write_text(done, time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
     return summary
 
 
@@ -392,7 +392,7 @@ def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict
 
 
 def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, seconds: float) -> dict:
-    from wikigenderbias.io import write_json_atomic, write_text_atomic
+    from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
     summary["design_report"] = design_report(config, out)
     summary["findings"] = verdict_lines(summary["design_report"])
@@ -400,12 +400,12 @@ def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, second
     summary["meta"]["study"] = config.to_dict()
     summary["meta"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     info = json.loads((out / "variants.json").read_text()) if (out / "variants.json").exists() else {}
-    write_json_atomic(out / "results.json", summary)
+    atomic_write_json(out / "results.json", summary)
     if summary["design_report"]:
-        write_json_atomic(out / "claims.json", {"meta": {"version": summary["meta"].get("version"),
+        atomic_write_json(out / "claims.json", {"meta": {"version": summary["meta"].get("version"),
                                                          "study": config.to_dict()},
                                                 **summary["design_report"]})
-    write_text_atomic(out / "results.md", study_markdown(config, summary, info))
+    atomic_write_text(out / "results.md", study_markdown(config, summary, info))
     return summary
 
 

@@ -78,7 +78,7 @@ def run_embedding_bias(run_dir: str | Path, *, n_permutations: int = 2000, seed:
                        dataset=None, force: bool = False) -> dict[str, Any]:
     """Embedding bias of one finished run before / after training (cached in the run dir)."""
     from relext.debias.hard_debias import gender_direction
-    from wikigenderbias.io import write_json_atomic
+    from wgbcore.atomicio import atomic_write_json
 
     run_dir = Path(run_dir)
     path = run_dir / FILE
@@ -91,7 +91,7 @@ def run_embedding_bias(run_dir: str | Path, *, n_permutations: int = 2000, seed:
     out = {"run": run_dir.name, "n_permutations": n_permutations, "seed": seed,
            "initial": _summary(init, g0, seed=seed, n_permutations=n_permutations),
            "trained": _summary(trained, g0, seed=seed, n_permutations=n_permutations)}
-    write_json_atomic(path, out)
+    atomic_write_json(path, out)
     return out
 
 

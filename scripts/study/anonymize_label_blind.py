@@ -100,9 +100,9 @@ def main() -> None:
         print(label, res[label]["rows_changed_by_scrambling"], file=sys.stderr)
     res["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    from wikigenderbias.io import write_json_atomic, write_text_atomic
+    from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
-    write_json_atomic(args.out.with_suffix(".json"), res)
+    atomic_write_json(args.out.with_suffix(".json"), res)
     lines = ["# Anonymization and the gold relation labels (real benchmark)", "",
              f"Both test splits ({n_test} rows) anonymized as they are and with every relation label replaced "
              f"by another (seed {args.seed}); rows whose anonymized tokens, head, tail or spans differ. "
@@ -119,7 +119,7 @@ def main() -> None:
         lines.append(f"| {rel} | {d['rows']} | {o['share']:.1%} | {d['share']:.1%} |")
     lines += ["", f"Load average {res['loadavg_start']} -> {res['loadavg_end']}; "
               "`python scripts/study/anonymize_label_blind.py`.", ""]
-    write_text_atomic(args.out.with_suffix(".md"), "\n".join(lines))
+    atomic_write_text(args.out.with_suffix(".md"), "\n".join(lines))
 
 
 if __name__ == "__main__":
