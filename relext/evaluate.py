@@ -484,30 +484,3 @@ from relext.metrics import ENTITY_COUNTS, read_entity_counts, write_entity_count
 def load_eval(run_dir: str | Path) -> EvalResult:
     path = Path(run_dir) / "eval.json"
     return EvalResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
-
-
-def synthetic_predictions(
-    split: str, *, n_entities: int = 20, bags_per_entity: int = 3, accuracy: float = 0.8,
-    gender: str | None = None, seed: int = 0,
-) -> list[dict]:
-    """Random prediction rows in the predictions-file format, **for unit tests and scaling
-    benchmarks only** (never for reported numbers). ``accuracy`` is the chance that a bag's gold
-    class gets the top score."""
-    rng = np.random.default_rng(seed)
-    gender = gender or ("female" if split == "female_test" else "male")
-    rows = []
-    for e in range(n_entities):
-        g = gender if gender != "mixed" else GENDERS[e % 2]
-        for k in range(bags_per_entity):
-            label = int(rng.integers(0, len(RELATIONS)))
-            s = rng.dirichlet(np.ones(len(RELATIONS)))
-            if rng.random() < accuracy:
-                s[label] += 1.0 + s.max()
-            s = s / s.sum()
-            rows.append({
-                "bag_id": f"{split}-{e:05d}-{k}", "split": split, "entity_id": f"{split}-e{e:05d}",
-                "head": f"Person {split} {e}", "tail": f"Tail {e}-{k}", "gender": g,
-                "labels": [label], "scores": [float(x) for x in s],
-                "sentence_ids": [f"{split}-{e:05d}-{k}-s0"],
-            })
-    return rows

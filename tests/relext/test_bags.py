@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from relext.synthetic import tiny_dataset
+from support.relext_data import tiny_dataset
 from relext.bags import (SplitRows, check_dataset, evaluation_bags, keep_window, training_bags,
                          word_features)
 from relext.vocab import Vocab

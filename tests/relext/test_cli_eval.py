@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from relext.evaluate import synthetic_predictions
+from support.relext_data import synthetic_predictions
 from wgb.cli import cli
 
 

@@ -3,7 +3,7 @@ import json
 
 from click.testing import CliRunner
 
-from relext.synthetic import tiny_dataset
+from support.relext_data import tiny_dataset
 from wgb.cli import cli
 
 

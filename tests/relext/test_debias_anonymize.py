@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from relext.debias.fixtures import tiny_dsdict
+from support.debias_data import tiny_dsdict
 
 from relext.debias import spacy_pipeline
 from relext.debias.anonymize import Anonymize, GazetteerNER, _merge, replace_spans
@@ -148,7 +148,7 @@ def test_spacy_ner_is_cached_and_recorded(tmp_path):
 
 def test_names_drop_territories_and_protected_tails_are_trimmed_out_of_mentions():
     from relext.debias.anonymize import clean_name
-    from relext.debias.fixtures import row
+    from support.debias_data import row
     from datasets import Dataset, DatasetDict
     from wikigenderbias.schema import sentence_features
 
@@ -168,7 +168,7 @@ def test_names_drop_territories_and_protected_tails_are_trimmed_out_of_mentions(
 def test_an_ner_mention_around_the_head_span_is_the_head(monkeypatch):
     from datasets import Dataset, DatasetDict
 
-    from relext.debias.fixtures import row
+    from support.debias_data import row
     from wikigenderbias.schema import sentence_features
 
     class FakeNER:
@@ -193,7 +193,7 @@ def test_an_ner_mention_around_the_head_span_is_the_head(monkeypatch):
 def test_a_head_span_on_a_territory_is_not_the_head():
     from datasets import Dataset, DatasetDict
 
-    from relext.debias.fixtures import row
+    from support.debias_data import row
     from wikigenderbias.schema import sentence_features
 
     text = "She was the daughter of Prince Philipp of Gotha ."

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from relext.debias.fixtures import tiny_dsdict
+from support.debias_data import tiny_dsdict
 
 from relext.debias import wordlists
 from relext.debias.cda import CDA, OBJECT_FOLLOWERS, match_case, pair_first_names
@@ -177,7 +177,7 @@ def test_spacy_tagger_resolves_her(tmp_path):
 def test_head_and_tail_strings_follow_their_swapped_mentions(cda):
     from datasets import Dataset, DatasetDict
 
-    from relext.debias.fixtures import row
+    from support.debias_data import row
     from wikigenderbias.schema import sentence_features
 
     r = row("train", "p", 0, "Princess Dorothea of Gotha", "Princess", "hypernym", "female",
@@ -192,7 +192,7 @@ def test_head_and_tail_strings_follow_their_swapped_mentions(cda):
 def test_first_names_inside_the_head_span_are_swapped_too(cda):
     from datasets import Dataset, DatasetDict
 
-    from relext.debias.fixtures import row
+    from support.debias_data import row
     from wikigenderbias.schema import sentence_features
 
     r = row("train", "p", 0, "Tom Wise", "politician", "hypernym", "male",

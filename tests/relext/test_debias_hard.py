@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from relext.debias.fixtures import planted_vectors
+from support.debias_data import planted_vectors
 from gensim.models import KeyedVectors
 
 from relext.debias import wordlists

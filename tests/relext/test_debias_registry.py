@@ -8,7 +8,7 @@ import pytest
 
 from relext.debias import (DEBIASERS, ORDER, STUDY_VARIANTS, Compose, Debiaser, canonical_name,
                            get_debiaser)
-from relext.debias.fixtures import planted_vectors, tiny_dsdict
+from support.debias_data import planted_vectors, tiny_dsdict
 
 OPTIONS = {"anonymize": {"ner": "gazetteer"}}
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from relext.debias import STUDY_VARIANTS
 from relext.studies.debias import DebiasStudyConfig, make_config_for, run_study, transforms_of
-from relext.evaluate import synthetic_predictions
+from support.relext_data import synthetic_predictions
 
 
 class FakeTrainer:
@@ -134,7 +134,7 @@ def test_cli_quick_profile_and_bad_variant(tmp_path, monkeypatch):
 def test_cli_debias_data_writes_parquet(tmp_path, monkeypatch):
     from datasets import load_dataset
 
-    from relext.debias.fixtures import tiny_dsdict
+    from support.debias_data import tiny_dsdict
     from wgb.cli import cli
 
     monkeypatch.setattr("relext.data.load_dataset_dict", lambda path=None, dataset=None: tiny_dsdict())
@@ -159,7 +159,7 @@ def test_ner_choice_reaches_the_anonymizing_variants():
 
 
 def test_subsample_keeps_whole_articles_and_other_splits():
-    from relext.debias.fixtures import tiny_dsdict
+    from support.debias_data import tiny_dsdict
     from relext.studies.debias import subsample_train
 
     ds = tiny_dsdict()

@@ -16,9 +16,9 @@ from relext.evaluate import (
     per_relation_prf,
     pr_auc,
     read_predictions,
-    synthetic_predictions,
     threshold_decisions,
 )
+from support.relext_data import synthetic_predictions
 
 
 def row(i, labels, scores, gender="male", entity=None):

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from relext.evaluate import PredictionTable, argmax_decisions, synthetic_predictions
+from relext.evaluate import PredictionTable, argmax_decisions
+from support.relext_data import synthetic_predictions
 from relext.fairness import (
     bootstrap_counts,
     by_gender,

@@ -4,7 +4,7 @@ import zlib
 
 import pytest
 
-from relext.evaluate import synthetic_predictions
+from support.relext_data import synthetic_predictions
 from relext.grid import GridConfig, run_grid
 
 
@@ -127,7 +127,7 @@ def test_runs_dir_and_no_train(tmp_path):
 @pytest.mark.slow  # trains real (tiny) models
 def test_grid_with_the_real_trainer_on_a_tiny_benchmark(tmp_path):
     from relext.extract import extract_split, extract_text
-    from relext.synthetic import tiny_dataset
+    from support.relext_data import tiny_dataset
     from relext.train import TrainConfig
 
     ds = tiny_dataset(n_train=16, n_eval=4)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from relext.predict import load_trained, predict_split, write_predictions
-from relext.synthetic import tiny_dataset
+from support.relext_data import tiny_dataset
 from relext.train import TrainConfig, train
 
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import relext.train as train_mod
-from relext.synthetic import tiny_dataset
+from support.relext_data import tiny_dataset
 from relext.train import TrainConfig, train
 
 

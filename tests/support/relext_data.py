@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from datasets import Dataset, DatasetDict
 
-from wikigenderbias.schema import RELATIONS, SPLITS, sentence_features
+from wikigenderbias.schema import GENDERS, RELATIONS, SPLITS, sentence_features
 
 TEMPLATES = {
     "spouse": [["{h}", "married", "{t}", "in", "a", "quiet", "ceremony", "."], ["{h}", "and", "husband", "{t}", "wed", "."]],
@@ -85,3 +87,30 @@ def tiny_dataset(n_train: int = 40, n_eval: int = 8, seed: int = 0) -> DatasetDi
         s: Dataset.from_dict(split_rows(s, n, seed + i, g), features=feats)
         for i, (s, (n, g)) in enumerate(sizes.items()) if s in SPLITS
     })
+
+
+def synthetic_predictions(
+    split: str, *, n_entities: int = 20, bags_per_entity: int = 3, accuracy: float = 0.8,
+    gender: str | None = None, seed: int = 0,
+) -> list[dict]:
+    """Random prediction rows in the predictions-file format, **for unit tests and scaling
+    benchmarks only** (never for reported numbers). ``accuracy`` is the chance that a bag's gold
+    class gets the top score."""
+    rng = np.random.default_rng(seed)
+    gender = gender or ("female" if split == "female_test" else "male")
+    rows = []
+    for e in range(n_entities):
+        g = gender if gender != "mixed" else GENDERS[e % 2]
+        for k in range(bags_per_entity):
+            label = int(rng.integers(0, len(RELATIONS)))
+            s = rng.dirichlet(np.ones(len(RELATIONS)))
+            if rng.random() < accuracy:
+                s[label] += 1.0 + s.max()
+            s = s / s.sum()
+            rows.append({
+                "bag_id": f"{split}-{e:05d}-{k}", "split": split, "entity_id": f"{split}-e{e:05d}",
+                "head": f"Person {split} {e}", "tail": f"Tail {e}-{k}", "gender": g,
+                "labels": [label], "scores": [float(x) for x in s],
+                "sentence_ids": [f"{split}-{e:05d}-{k}-s0"],
+            })
+    return rows
