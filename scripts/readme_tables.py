@@ -81,16 +81,20 @@ def re_debias_study() -> str:
     return "\n".join(out)
 
 
-def re_grid() -> str:
-    src = "results/re_grid/results.json"
+def re_grid(src: str = "results/re_grid/results.json") -> str:
+    if not (ROOT / src).exists():
+        return f"`{src}` is not committed yet."
     res = _load(src)
     combos = res["variants"]["argmax"]
     micro = "; ".join(f"{c['encoder']}+{c['selector']} {c['micro_f1']['male_test']['mean']:.3f} / "
                       f"{c['micro_f1']['female_test']['mean']:.3f}" for c in combos)
     seeds = sorted({c["n_seeds"] for c in combos})
     rep = res.get("design_report") or {}
-    out = [f"`{src}` ({len(combos)} encoder/selector combinations x {'/'.join(map(str, seeds))} seeds; argmax "
-           f"rule). Micro F1 male / female: {micro}.", ""]
+    meta = res.get("meta", {})
+    done = (f"{meta.get('runs_evaluated')} of {meta.get('n_runs')} runs finished; "
+            if meta.get("runs_evaluated") != meta.get("n_runs") else "")
+    out = [f"`{src}` ({done}{len(combos)} encoder/selector combinations x {'/'.join(map(str, seeds))} seeds; "
+           f"argmax rule). Micro F1 male / female: {micro}.", ""]
     out += [f"- {line}" for line in res.get("findings", [])]
     if rep.get("claims"):
         out += ["", *_claims_table(rep["claims"], rep.get("half_split"))]
@@ -112,8 +116,10 @@ def anonymize_label_blind() -> str:
             f"rows, decided from the text alone (`{src}`).")
 
 
-BLOCKS = {"data-stats": data_stats, "anonymize-label-blind": anonymize_label_blind, "re-debias-study": re_debias_study, "re-grid": re_grid}
-FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md"]
+BLOCKS = {"data-stats": data_stats, "anonymize-label-blind": anonymize_label_blind,
+          "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
+FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md",
+         "results/re_grid_cnn_pcnn/README.md"]
 PATTERN = re.compile(r"(<!-- BEGIN generated:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END generated:(?P=name) -->)",
                      re.S)
 
