@@ -93,9 +93,12 @@ def _plt():
 
 
 def _bar_top(r: BiasResult, k: int, min_count: int, path: Path) -> bool:
-    rows_a = [x for x in r.top(k, min_count=min_count) if x.item != "*"]
-    rows_b = [x for x in r.top(k, lowest=True, min_count=min_count) if x.item != "*"]
-    rows = rows_a[:k] + [x for x in reversed(rows_b[:k]) if x not in rows_a]
+    if r.signed():
+        rows_a = [x for x in r.top(k, min_count=min_count, towards="a") if x.item != "*"]
+        rows_b = [x for x in r.top(k, min_count=min_count, towards="b") if x.item != "*"]
+        rows = rows_a + list(reversed(rows_b))
+    else:
+        rows = [x for x in r.top(k, min_count=min_count) if x.item != "*"]
     if not rows:
         return False
     plt = _plt()
@@ -106,7 +109,7 @@ def _bar_top(r: BiasResult, k: int, min_count: int, path: Path) -> bool:
     ax.set_yticklabels([x.item for x in rows], fontsize=7)
     ax.invert_yaxis()
     ax.axvline(0, color="k", lw=0.5)
-    ax.set_xlabel(f"score (+ = {r.spec.a}, - = {r.spec.b_label()})")
+    ax.set_xlabel(f"score (+ = {r.spec.a}, - = {r.spec.b_label()})" if r.signed() else "score")
     ax.set_title(_title(r), fontsize=8)
     _save_fig(fig, path)
     return True
@@ -124,10 +127,18 @@ def _section_items(doc: _Doc, r: BiasResult, k: int, min_count: int, plots: Path
     def line(x: BiasRow):
         return [x.item, x.score, x.count_a, x.count_b] + [x.extra.get(k_) for k_ in extra_keys]
 
-    doc.heading(f"Top {k} towards {r.spec.a}", 4)
-    doc.table(header, [line(x) for x in r.top(k, min_count=min_count) if x.item != "*"])
-    doc.heading(f"Top {k} towards {r.spec.b_label()}", 4)
-    doc.table(header, [line(x) for x in r.top(k, lowest=True, min_count=min_count) if x.item != "*"])
+    if not r.signed():
+        doc.heading(f"Top {k} by score (the scores of this measure are not signed)", 4)
+        doc.table(header, [line(x) for x in r.top(k, min_count=min_count) if x.item != "*"])
+    for side, label in (("a", r.spec.a), ("b", r.spec.b_label())):
+        if not r.signed():
+            break
+        picked = [x for x in r.top(k, min_count=min_count, towards=side) if x.item != "*"]
+        doc.heading(f"Top {k} towards {label} (score {'>' if side == 'a' else '<'} 0)", 4)
+        if picked:
+            doc.table(header, [line(x) for x in picked])
+        else:
+            doc.para(f"No item with at least {min_count} holders leans towards {label}.")
     name = f"{idx:02d}_{_slug(r.measure + '_' + r.model + '_' + r.spec.sensitive_relation)}.png"
     if _bar_top(r, min(k, 15), min_count, plots / name):
         doc.image(f"plots/{name}", _title(r))
@@ -216,7 +227,11 @@ def _summary_table(doc: _Doc, r: BiasResult) -> None:
         doc.table(["summary", "value"], flat)
 
 
-def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: int = 20, min_count: int = 0,
+#: Items held by fewer persons than this (C_a + C_b) are left out of top lists and bar plots.
+MIN_COUNT = 5
+
+
+def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: int = 20, min_count: int = MIN_COUNT,
            title: str = "Knowledge graph embedding bias report") -> dict[str, Path]:
     results = list(results)
     out = Path(out_dir)

@@ -128,7 +128,7 @@ def register(group: click.Group) -> None:
     @click.argument("bias_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
     @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("report"), show_default=True)
     @click.option("--top", default=20, show_default=True, help="Rows per top-k table.")
-    @click.option("--min-count", default=0, show_default=True,
+    @click.option("--min-count", default=5, show_default=True,
                   help="Keep items held by at least this many persons of A and B (Fisher et al. use 20).")
     def report_cmd(bias_json, out, top, min_count):
         """Render one or more bias.json files as markdown + HTML tables and PNG plots."""

@@ -86,13 +86,25 @@ class BiasResult:
                    version=d.get("version", ""), seconds=d.get("seconds", 0.0),
                    created=d.get("created", ""))
 
-    def top(self, k: int = 20, *, lowest: bool = False, min_count: int = 0) -> list[BiasRow]:
+    def top(self, k: int = 20, *, lowest: bool = False, min_count: int = 0,
+            towards: str | None = None) -> list[BiasRow]:
         """The ``k`` rows with the highest (``lowest=True``: lowest) score, keeping items observed
-        at least ``min_count`` times in total (``count_a + count_b``; Fisher et al. use 20)."""
+        at least ``min_count`` times in total (``count_a + count_b``; Fisher et al. use 20).
+        ``towards="a"``: only rows with score > 0, highest first; ``"b"``: only score < 0, lowest
+        first (a signed score is a-side minus b-side)."""
         rows = [r for r in self.rows if r.score is not None and not _isnan(r.score)
                 and ((r.count_a or 0) + (r.count_b or 0)) >= min_count]
+        if towards is not None:
+            if towards not in ("a", "b"):
+                raise ValueError(f"towards must be 'a' or 'b', got {towards!r}")
+            rows = [r for r in rows if (r.score > 0 if towards == "a" else r.score < 0)]
+            lowest = towards == "b"
         rows.sort(key=lambda r: r.score, reverse=not lowest)
         return rows[:k]
+
+    def signed(self) -> bool:
+        """Do the item scores take both signs (a-side minus b-side) rather than being distances?"""
+        return any(r.score is not None and not _isnan(r.score) and r.score < 0 for r in self.rows if r.item != "*")
 
 
 def _isnan(x: Any) -> bool:

@@ -38,4 +38,25 @@ def test_render_writes_tables_plots_and_done(results, tmp_path):
 
 def test_min_count_filters_rare_items(results, tmp_path):
     md = render(results[1:2], tmp_path / "r2", top=50, min_count=10**6)["markdown"].read_text()
-    assert "(no rows)" in md
+    assert "No item with at least 1000000 holders leans towards male" in md
+
+
+def test_sides_hold_only_items_leaning_that_way(results, tmp_path):
+    """'Top k towards female' lists only negative scores: an all-positive result has none there."""
+    import copy
+
+    r = copy.deepcopy(results[0])
+    for row in r.rows:
+        if row.score is not None:
+            row.score = abs(row.score) + 0.01
+    assert not r.signed()
+    md = render([r], tmp_path / "pos", top=3, min_count=0)["markdown"].read_text()
+    assert "towards female" not in md and "not signed" in md
+    signed = results[0]
+    assert signed.signed()
+    md = render([signed], tmp_path / "signed", top=50, min_count=0)["markdown"].read_text()
+    fem = md.split("towards female")[1]
+    assert "towards male" in md
+    top_f = signed.top(50, towards="b")
+    assert all(x.score < 0 for x in top_f) and all(x.score > 0 for x in signed.top(50, towards="a"))
+    assert fem  # the female section exists and lists only its own items
