@@ -1,7 +1,6 @@
 """`wgb re debias-grid`, `wgb re embedding-bias`, `wgb re debias-data`: the debiasing study."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -14,6 +13,16 @@ def _csv(ctx, param, value):
     if not items:
         raise click.BadParameter("expected a comma-separated list")
     return items
+
+
+def _overrides(items) -> dict:
+    """``--set FIELD=VALUE`` items (VALUE read as JSON when it parses, else as a string)."""
+    from wgbcore.config import parse_overrides
+
+    try:
+        return parse_overrides(items, option="--set", form="FIELD=VALUE")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--set") from None
 
 
 def parse_seeds(value: str) -> list[int]:
@@ -118,14 +127,7 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
     from relext.studies.debias import QUICK, DebiasStudyConfig, run_study, with_ner
 
     train_overrides: dict = dict(QUICK["train_overrides"]) if quick else {}
-    for item in overrides:
-        key, sep, val = item.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"expected FIELD=JSON, got {item!r}", param_hint="--set")
-        try:
-            train_overrides[key.strip()] = json.loads(val)
-        except json.JSONDecodeError:
-            train_overrides[key.strip()] = val
+    train_overrides.update(_overrides(overrides))
     if threads is not None:
         train_overrides["threads"] = threads
     if device:
@@ -180,23 +182,18 @@ def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
     Writes OUT/embedding_bias.json and OUT/embedding_bias.md.
     """
     from relext.studies.debias import embedding_bias_markdown, embedding_bias_study
-    from wikigenderbias.io import write_json_atomic, write_text_atomic
+    from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
-    tr = {}
-    for item in overrides:
-        key, sep, val = item.partition("=")
-        if not sep:
-            raise click.BadParameter(f"expected FIELD=JSON, got {item!r}", param_hint="--set")
-        tr[key.strip()] = json.loads(val)
+    tr = _overrides(overrides)
     try:
         rep = embedding_bias_study(variants, seed=seed, dataset_path=dataset, train_overrides=tr,
                                    n_permutations=permutations)
     except (ValueError, FileNotFoundError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "embedding_bias.json", rep)
+    atomic_write_json(out / "embedding_bias.json", rep)
     md = embedding_bias_markdown(rep)
-    write_text_atomic(out / "embedding_bias.md", md)
+    atomic_write_text(out / "embedding_bias.md", md)
     click.echo(md)
 
 
@@ -217,7 +214,7 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     """
     from relext.data import load_dataset_dict
     from relext.debias import canonical_name, get_debiaser
-    from wikigenderbias.io import write_json_atomic
+    from wgbcore.atomicio import atomic_write_json
 
     try:
         canon = canonical_name(method)
@@ -241,7 +238,7 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
         tmp = folder / f".{split}.tmp.parquet"
         ds.to_parquet(str(tmp))
         tmp.replace(final)
-    write_json_atomic(out / "debias.json", deb.describe())
+    atomic_write_json(out / "debias.json", deb.describe())
     click.echo(f"wrote {', '.join(f'{s} ({len(d)} rows)' for s, d in data.items())} to {folder}")
 
 
