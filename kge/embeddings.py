@@ -11,7 +11,8 @@ Layout::
     relations.tsv    relation names
 
 :func:`load_model` rebuilds the :class:`~kge.models.base.KGEModel` and, given the graph, checks
-that the shapes (and the names' fingerprint) match it.
+that the shapes (and the names' fingerprint) match it; unreadable arrays and NaN or infinite values
+are errors naming the file.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from kge.graph import KnowledgeGraph
 from kge.models import KGEModel, model_class
 
 FORMAT_VERSION = 1
-__all__ = ["save_model", "load_model", "read_config", "load_arrays", "package_version", "EmbeddingShapeError"]
+__all__ = ["save_model", "load_model", "read_config", "load_arrays", "package_version", "EmbeddingShapeError",
+           "check_finite"]
 
 
 class EmbeddingShapeError(ValueError):
@@ -76,21 +78,60 @@ def save_model(model: KGEModel, path: str | os.PathLike, graph: KnowledgeGraph |
     return path
 
 
+_REQUIRED = {"model": str, "num_entities": int, "num_relations": int, "dim": int}
+
+
 def read_config(path: str | os.PathLike) -> dict:
     p = Path(path) / "config.json"
     if not p.exists():
         raise FileNotFoundError(f"{path}: not an embedding dir (config.json missing)")
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        cfg = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{p}:{e.lineno}: malformed JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{p}: not UTF-8 text (byte {e.start})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{p}: expected a JSON object, got {type(cfg).__name__}")
+    for key, kind in _REQUIRED.items():
+        if key not in cfg:
+            raise ValueError(f"{p}: field {key!r} missing")
+        if not isinstance(cfg[key], kind) or isinstance(cfg[key], bool):
+            raise ValueError(f"{p}: field {key!r} must be {kind.__name__}, got {cfg[key]!r}")
+    return cfg
+
+
+def _load_npy(fpath: Path) -> np.ndarray:
+    """One ``.npy`` file (no pickled objects); unreadable or truncated files are errors naming it."""
+    try:
+        return np.load(fpath, allow_pickle=False)
+    except FileNotFoundError:
+        raise
+    except (ValueError, OSError, EOFError) as e:
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"{fpath}: not a readable .npy array ({text[:200]})") from None
+
+
+def check_finite(model_or_arrays, where: str = "embeddings") -> None:
+    """NaN or infinite embedding values are an error (they would be scored as if they were numbers).
+    Takes a model (its parameters) or a mapping of name -> array."""
+    items = (model_or_arrays.items() if isinstance(model_or_arrays, dict)
+             else model_or_arrays.named_parameters())
+    for name, a in items:
+        a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+        if a.dtype.kind in "fc":
+            bad = int(a.size - np.count_nonzero(np.isfinite(a)))
+            if bad:
+                what = f"{where}: {name}" if name else where
+                raise ValueError(f"{what} holds {bad} NaN or infinite value(s) of {a.size}; "
+                                 "the training diverged or the file is damaged, so nothing is scored")
 
 
 def load_arrays(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, dict]:
     """``(entities [E, d], relations [R, d_r], config)`` without building a model."""
     path = Path(path)
     cfg = read_config(path)
-    return np.load(path / "entities.npy"), np.load(path / "relations.npy"), cfg
+    return _load_npy(path / "entities.npy"), _load_npy(path / "relations.npy"), cfg
 
 
 def _check_graph(cfg: dict, graph: KnowledgeGraph, path: Path) -> None:
@@ -122,10 +163,13 @@ def load_model(path: str | os.PathLike, graph: KnowledgeGraph | None = None) -> 
             fpath = path / tensors[pname]["file"]
             if not fpath.exists():
                 raise FileNotFoundError(f"{fpath}: missing (listed in {path}/config.json)")
-            arr = np.load(fpath)
+            arr = _load_npy(fpath)
+            check_finite({"": arr}, str(fpath))
             if tuple(arr.shape) != tuple(p.shape):
                 raise EmbeddingShapeError(f"{fpath}: shape {tuple(arr.shape)} but model {cfg['model']} with "
                                           f"config {path}/config.json expects {tuple(p.shape)}")
+            if arr.dtype.kind not in "fiu":
+                raise EmbeddingShapeError(f"{fpath}: expected a numeric array, got dtype {arr.dtype}")
             p.copy_(torch.from_numpy(arr))
     model.eval()
     return model

@@ -190,12 +190,18 @@ def evaluate(model, graph: KnowledgeGraph, split: str = "test", filtered: bool =
              max_triples: int | None = None, seed: int = 0, progress: bool | None = None) -> RankingMetrics:
     """Filtered (default) MRR and Hits@1/3/10 of ``model`` on a split of ``graph``, both sides.
 
-    ``max_triples`` evaluates a seeded random subset (e.g. for quick validation).
+    ``max_triples`` evaluates a seeded random subset (e.g. for quick validation). An empty split
+    (or ``max_triples < 1``) is an error: its metrics would be NaN.
     """
+    if max_triples is not None and max_triples < 1:
+        raise ValueError(f"max_triples must be >= 1, got {max_triples}")
     if model.num_entities != graph.num_entities or model.num_relations != graph.num_relations:
         raise ValueError(f"model has {model.num_entities} entities / {model.num_relations} relations but graph "
                          f"{graph.name!r} has {graph.num_entities} / {graph.num_relations}")
     triples = graph.split(split)
+    if len(triples) == 0:
+        raise ValueError(f"graph {graph.name!r} has no {split} triples: nothing to evaluate "
+                         f"(its metrics would be NaN)")
     if max_triples is not None and len(triples) > max_triples:
         idx = np.sort(np.random.default_rng(seed).choice(len(triples), max_triples, replace=False))
         triples = triples[idx]

@@ -126,16 +126,25 @@ class KnowledgeGraph:
                            f"({self.num_entities} entities)") from None
 
     def fingerprint(self) -> dict:
-        """Counts and a hash of the names: identifies which graph an embedding belongs to."""
+        """Counts, a hash of the names (in id order) and a hash of the id triples (in split and
+        file order): identifies which graph an embedding or a training run belongs to. The same
+        graph file with its lines shuffled has other ids or another triple order, so another
+        fingerprint."""
         h = hashlib.sha256()
         for n in self.entities:
             h.update(n.encode("utf-8") + b"\n")
         h.update(b"\x00")
         for n in self.relations:
             h.update(n.encode("utf-8") + b"\n")
+        t = hashlib.sha256()
+        for split in SPLITS:
+            a = np.ascontiguousarray(getattr(self, split), dtype="<i8")
+            t.update(f"{split}:{len(a)}:".encode())
+            t.update(a.tobytes())
         return {"num_entities": self.num_entities, "num_relations": self.num_relations,
                 "num_train": int(len(self.train)), "num_valid": int(len(self.valid)),
-                "num_test": int(len(self.test)), "names_sha256": h.hexdigest()[:16]}
+                "num_test": int(len(self.test)), "names_sha256": h.hexdigest()[:16],
+                "triples_sha256": t.hexdigest()[:16]}
 
     def labelled(self, split: str = "train") -> list[tuple[str, str, str]]:
         """Triples of a split as ``(head, relation, tail)`` names."""
@@ -174,11 +183,24 @@ def _find(folder: Path, stem: str, exts: Sequence[str]) -> Path | None:
 
 
 def _read_text(path: Path) -> str:
-    if str(path).endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            return f.read()
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    """The UTF-8 text of a (gzipped) file; bytes that are not UTF-8 are an error naming file:line."""
+    try:
+        if str(path).endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                data = f.read()
+        else:
+            data = path.read_bytes()
+    except (OSError, EOFError) as e:  # a truncated or corrupt .gz
+        raise GraphFormatError(f"{path}: cannot read ({e})") from None
+    return _decode(data, path)
+
+
+def _decode(data: bytes, path: Path | str) -> str:
+    try:  # newlines as text mode reads them (\r\n and \r -> \n)
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise GraphFormatError(f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x})") from None
 
 
 def _lines(path: Path) -> list[str]:
@@ -416,11 +438,15 @@ def load_triples_jsonl(path: str | os.PathLike, min_score: float | None = None, 
     rows: list[tuple[int, int, int]] = []
     genders: dict[str, str] = {}
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for lineno, ln in enumerate(f, start=1):
+    with opener(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            where = f"{path}:{lineno}"
+            try:
+                ln = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise GraphFormatError(f"{where}: not UTF-8 text (byte 0x{raw[e.start]:02x})") from None
             if not ln.strip():
                 continue
-            where = f"{path}:{lineno}"
             try:
                 obj = json.loads(ln)
             except json.JSONDecodeError as e:
@@ -500,4 +526,10 @@ def load_graph(path: str | os.PathLike | None = None, min_score: float | None = 
     suffixes = [s.lower() for s in p.suffixes]
     if ".jsonl" in suffixes or ".json" in suffixes:
         return load_triples_jsonl(p, min_score=min_score)
-    return load_tsv(p)
+    return _not_empty(load_tsv(p), p)
+
+
+def _not_empty(graph: KnowledgeGraph, path: Path) -> KnowledgeGraph:
+    if not (len(graph.train) or len(graph.valid) or len(graph.test)):
+        raise GraphFormatError(f"{path}: no triples (empty graph file)")
+    return graph

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from wgbcore.atomicio import atomic_write_json
+from wgbcore.atomicio import atomic_open, atomic_write_json
 from wgbcore.provenance import package_version
 
 #: our model name -> (PBG operator, PBG comparator)
@@ -160,8 +160,10 @@ def export_pbg(graph: Any, job_dir: str | os.PathLike, config: PBGConfig) -> Pat
     if old.exists() and json.loads(old.read_text()) != meta:
         for stale in ("out", "checkpoint"):  # another config or graph: the old run is stale
             shutil.rmtree(job / stale, ignore_errors=True)
-    np.save(job / "edges.npy", train)
-    np.save(job / "partition.npy", partition_entities(len(ents), config.num_partitions, config.seed))
+    for name, arr in (("edges.npy", train),
+                      ("partition.npy", partition_entities(len(ents), config.num_partitions, config.seed))):
+        with atomic_open(job / name, "wb") as fh:
+            np.save(fh, arr)
     atomic_write_json(job / "job.json", meta, indent=1, clean=False)
     atomic_write_json(job / "wgb.json", {
         "wgb_config": dataclasses.asdict(config), "entities": len(ents), "relations": rels,

@@ -84,9 +84,15 @@ def main(job_dir: str) -> None:
     cm.close()
     out_dir = job_dir / "out"
     out_dir.mkdir(exist_ok=True)
-    np.save(out_dir / "entities.npy", out)
-    np.savez(out_dir / "operators.npz", **ops)
-    (out_dir / "DONE").write_text("ok\n")
+    # temp name + rename (this worker may run in another environment, without wgbcore): an
+    # interrupted worker leaves no half-written array next to an older DONE
+    for name, write in (("entities.npy", lambda fh: np.save(fh, out)),
+                        ("operators.npz", lambda fh: np.savez(fh, **ops)),
+                        ("DONE", lambda fh: fh.write(b"ok\n"))):
+        tmp = out_dir / f".{name}.tmp"
+        with open(tmp, "wb") as fh:
+            write(fh)
+        os.replace(tmp, out_dir / name)
 
 
 if __name__ == "__main__":

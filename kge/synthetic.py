@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from wgbcore.atomicio import atomic_write_text
+
 
 @dataclass
 class SyntheticConfig:
@@ -88,7 +90,7 @@ class SyntheticGraph:
         for split in ("train", "valid", "test"):
             t = getattr(self, split)
             lines = [f"{self.entities[h]}\t{self.relations[r]}\t{self.entities[x]}" for h, r, x in t.tolist()]
-            (folder / f"{split}.tsv").write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+            atomic_write_text(folder / f"{split}.tsv", "\n".join(lines) + ("\n" if lines else ""))
         return folder
 
 

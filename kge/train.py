@@ -3,8 +3,11 @@
 ``train(graph, TrainConfig(...), out_dir)`` trains a registered model with negative sampling and
 writes an embedding dir (:mod:`kge.embeddings`) plus ``result.json`` and a ``DONE`` marker to
 ``out_dir``. Every ``checkpoint_every`` epochs the full state (model, optimizer, sampler random
-state, history, best model so far) goes to ``out_dir/checkpoint.pt``; rerunning the same call
-after an interruption continues from it and gives the same numbers as an uninterrupted run.
+state, history, best model so far, the graph's fingerprint) goes to ``out_dir/checkpoint.pt``
+as tensors and plain values only (read back with ``weights_only=True``: a crafted file runs
+nothing); rerunning the same call after an interruption continues from it and gives the same
+numbers as an uninterrupted run. A run dir of another configuration or another graph (even the
+same file with its lines shuffled) is refused.
 A finished ``out_dir`` (``DONE``) with the same config is returned without training again.
 
 All model parameters are ``nn.Embedding(sparse=True)`` tables and every update is sparse: the
@@ -17,6 +20,7 @@ entity constraint (TransE: unit sphere, TransH: unit ball) project the updated r
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import time
@@ -41,7 +45,8 @@ from kge.losses import LOSSES, get_loss
 from kge.models import MODELS, KGEModel, get_model
 from kge.sampling import SAMPLERS, get_sampler
 
-__all__ = ["TrainConfig", "TrainResult", "train", "seed_everything", "make_optimizer", "ConfigMismatchError"]
+__all__ = ["TrainConfig", "TrainResult", "train", "seed_everything", "make_optimizer", "ConfigMismatchError",
+           "CheckpointError", "load_checkpoint"]
 
 CHECKPOINT = "checkpoint.pt"
 RESULT = "result.json"
@@ -51,7 +56,72 @@ _RESUMABLE_CHANGES = {"epochs", "num_threads", "checkpoint_every", "max_train_se
 
 
 class ConfigMismatchError(ValueError):
-    """out_dir holds a run with a different configuration."""
+    """out_dir holds a run with a different configuration or of another graph."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read or does not fit (garbage, truncated, crafted, other model)."""
+
+
+_CHECKPOINT_KEYS = ("config", "epoch", "model", "optimizers", "row_optimizer", "generator", "torch_rng", "history",
+                    "best", "train_seconds")
+_START_OVER = "delete it or rerun with --overwrite (overwrite=True) to start over"
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first sentence of the first line of ``exc`` (at most 200 characters)."""
+    text = str(exc).strip()
+    if not text:
+        return type(exc).__name__
+    line = text.splitlines()[0]
+    return line.split(". ")[0].rstrip(".")[:200]
+
+
+def load_checkpoint(path: str | os.PathLike) -> dict:
+    """A training checkpoint, read with ``torch.load(weights_only=True)``: tensors and plain values
+    only, so a crafted file cannot run code. Any failure is a one-line :class:`CheckpointError`
+    naming the file."""
+    path = Path(path)
+    try:
+        ck = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # zip, unpickler and type errors alike: the file is unusable
+        raise CheckpointError(f"{path}: not a readable kge checkpoint ({_first_line(exc)}); files holding "
+                              f"anything but tensors and plain values are refused, as loading them could run "
+                              f"code; {_START_OVER}") from None
+    missing = [k for k in _CHECKPOINT_KEYS if not isinstance(ck, dict) or k not in ck]
+    if missing or not isinstance(ck["config"], dict):
+        raise CheckpointError(f"{path}: not a kge checkpoint (missing {missing or ['config']}); {_START_OVER}")
+    return ck
+
+
+_FINGERPRINT_WORDS = {
+    "names_sha256": "the entity/relation names or their order differ (entity ids would belong to other entities)",
+    "triples_sha256": "the triples or their order differ",
+}
+
+
+def _check_same_graph(saved: dict | None, graph: KnowledgeGraph, where: Path) -> None:
+    """Refuse a run recorded for another graph (``saved``: its :meth:`KnowledgeGraph.fingerprint`;
+    keys one side lacks, e.g. from an older wgb, are not compared)."""
+    if not isinstance(saved, dict):
+        return
+    now = graph.fingerprint()
+    diff = [k for k in now if k in saved and saved[k] != now[k]]
+    if diff:
+        details = "; ".join(_FINGERPRINT_WORDS.get(k, f"{k}: {saved[k]!r} -> {now[k]!r}") for k in diff)
+        raise ConfigMismatchError(f"{where} holds a run on another graph than {graph.name!r} ({details}); "
+                                  f"use another output dir or --overwrite (overwrite=True) to start over")
+
+
+def _check_number(config, name: str, ok, rule: str, integer: bool = False) -> None:
+    """``config.name`` must be a finite number (an int when ``integer``) for which ``ok`` holds."""
+    v = getattr(config, name)
+    kind = (int,) if integer else (int, float)
+    if isinstance(v, bool) or not isinstance(v, kind) or (isinstance(v, float) and not math.isfinite(v)):
+        what = "an integer" if integer else "a finite number"
+        raise ValueError(f"TrainConfig.{name} must be {what}{' ' + rule if rule else ''}, got {v!r}")
+    if not ok(v):
+        raise ValueError(f"TrainConfig.{name} must be {rule}, got {v!r}")
 
 
 @dataclass
@@ -83,9 +153,29 @@ class TrainConfig:
         MODELS.canonical(self.model)  # unknown names -> clear ValueError now
         LOSSES.canonical(self.loss)
         SAMPLERS.canonical(self.sampler)
-        for name in ("dim", "epochs", "batch_size", "negatives", "checkpoint_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"TrainConfig.{name} must be >= 1, got {getattr(self, name)}")
+        # every range is checked here, before train() creates or touches its output dir
+        for name in ("dim", "epochs", "batch_size", "negatives", "checkpoint_every", "eval_batch_size"):
+            _check_number(self, name, lambda v: v >= 1, ">= 1", integer=True)
+        for name in ("eval_every", "patience"):
+            _check_number(self, name, lambda v: v >= 0, ">= 0", integer=True)
+        _check_number(self, "seed", lambda v: True, "", integer=True)
+        _check_number(self, "lr", lambda v: v >= 0, ">= 0")  # 0: an untrained baseline
+        for name in ("margin", "regularization"):
+            _check_number(self, name, lambda v: v >= 0, ">= 0")
+        for name in ("valid_max_triples", "num_threads"):
+            if getattr(self, name) is not None:
+                _check_number(self, name, lambda v: v >= 1, ">= 1 (or null)", integer=True)
+        if self.max_train_seconds is not None:
+            _check_number(self, "max_train_seconds", lambda v: v > 0, "> 0 (or null)")
+        if not isinstance(self.model_kwargs, dict):
+            raise ValueError(f"TrainConfig.model_kwargs must be a mapping, got {self.model_kwargs!r}")
+        known = MODELS.options(self.model)
+        if known is not None:  # the model's own options; sizes come from the graph and `dim`
+            allowed = set(known) - {"num_entities", "num_relations", "dim"}
+            unknown = sorted(set(self.model_kwargs) - allowed)
+            if unknown:
+                raise ValueError(f"TrainConfig.model_kwargs: model '{MODELS.canonical(self.model)}' has no "
+                                 f"option(s) {unknown}; its options: {sorted(allowed)}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -212,7 +302,7 @@ def _check_same_run(saved: dict, config: TrainConfig, out_dir: Path) -> None:
     if diff:
         details = ", ".join(f"{k}: {saved.get(k)!r} -> {now.get(k)!r}" for k in diff)
         raise ConfigMismatchError(f"{out_dir} holds a run with another configuration ({details}); "
-                                  f"use another output dir or overwrite=True")
+                                  f"use another output dir or --overwrite (overwrite=True) to start over")
 
 
 def _batch_loss(model: KGEModel, batch: torch.Tensor, neg_h: torch.Tensor, neg_t: torch.Tensor, loss_fn,
@@ -239,19 +329,44 @@ def train(graph: KnowledgeGraph, config: TrainConfig | None = None, out_dir: str
           on_epoch_end: Callable[[int, dict], None] | None = None) -> TrainResult:
     """Train ``config.model`` on ``graph.train``; write the embedding dir to ``out_dir`` (optional).
 
-    ``on_epoch_end(epoch, record)`` is called after each epoch (after its checkpoint).
+    ``on_epoch_end(epoch, record)`` is called after each epoch (after its checkpoint). A run dir
+    of another configuration or another graph (names, triples or their order: see
+    :meth:`KnowledgeGraph.fingerprint`) is refused; a failure before anything was written leaves
+    no new empty dir behind.
     """
     config = config or TrainConfig()
     out = Path(out_dir) if out_dir is not None else None
     if len(graph.train) == 0:
         raise ValueError(f"graph {graph.name!r} has no training triples")
+    created = out is not None and (overwrite or not out.exists())
+    try:
+        return _train(graph, config, out, overwrite, progress, on_epoch_end)
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
+
+
+def _read_result(path: Path) -> dict:
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable result file ({_first_line(exc)}); {_START_OVER}") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("config"), dict):
+        raise ValueError(f"{path}: not a kge result file (no 'config'); {_START_OVER}")
+    return saved
+
+
+def _train(graph: KnowledgeGraph, config: TrainConfig, out: Path | None, overwrite: bool, progress: bool | None,
+           on_epoch_end: Callable[[int, dict], None] | None) -> TrainResult:
     if out is not None:
         if overwrite and out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True, exist_ok=True)
         if (out / DONE).exists() and (out / RESULT).exists():
-            saved = json.loads((out / RESULT).read_text(encoding="utf-8"))
+            saved = _read_result(out / RESULT)
             _check_same_run(saved["config"], config, out)
+            _check_same_graph(saved.get("graph"), graph, out)
             if saved["config"]["epochs"] == config.epochs:
                 from kge.embeddings import load_model
                 res = TrainResult(**{k: v for k, v in saved.items() if k != "model"})
@@ -276,24 +391,34 @@ def train(graph: KnowledgeGraph, config: TrainConfig | None = None, out_dir: str
     train_t = torch.from_numpy(graph.train)
     n = len(train_t)
 
+    fingerprint = graph.fingerprint()
     start_epoch, history = 0, []
     best = {"mrr": None, "epoch": None, "state": None, "bad": 0}
     train_seconds = 0.0
     ckpt_path = out / CHECKPOINT if out is not None else None
     if ckpt_path is not None and ckpt_path.exists():
-        ck = torch.load(ckpt_path, weights_only=False)
+        ck = load_checkpoint(ckpt_path)
         _check_same_run(ck["config"], config, out)
-        model.load_state_dict(ck["model"])
-        for o, s in zip(opts, ck["optimizers"]):
-            o.load_state_dict(s)
-        row_opt.load_state_dict(ck["row_optimizer"])
-        gen.set_state(ck["generator"])
-        torch.set_rng_state(ck["torch_rng"])
-        start_epoch, history, best, train_seconds = ck["epoch"], ck["history"], ck["best"], ck["train_seconds"]
+        _check_same_graph(ck.get("graph"), graph, out)
+        try:
+            model.load_state_dict(ck["model"])
+            if len(ck["optimizers"]) != len(opts):
+                raise ValueError(f"{len(ck['optimizers'])} optimizer states for {len(opts)} optimizers")
+            for o, s in zip(opts, ck["optimizers"]):
+                o.load_state_dict(s)
+            row_opt.load_state_dict(ck["row_optimizer"])
+            gen.set_state(ck["generator"])
+            torch.set_rng_state(ck["torch_rng"])
+            start_epoch, history, best = int(ck["epoch"]), list(ck["history"]), dict(ck["best"])
+            train_seconds = float(ck["train_seconds"])
+        except Exception as exc:  # shapes, types or keys that do not fit this model and graph
+            raise CheckpointError(f"{ckpt_path}: does not fit a {config.model} model of graph {graph.name!r} "
+                                  f"({_first_line(exc)}); {_START_OVER}") from None
     resumed_from = start_epoch
 
     def checkpoint(epoch: int) -> None:
-        atomic_torch_save(ckpt_path, {"config": config.to_dict(), "epoch": epoch, "model": model.state_dict(),
+        atomic_torch_save(ckpt_path, {"config": config.to_dict(), "graph": fingerprint, "epoch": epoch,
+                                      "model": model.state_dict(),
                                       "optimizers": [o.state_dict() for o in opts],
                                       "row_optimizer": row_opt.state_dict(), "generator": gen.get_state(),
                                       "torch_rng": torch.get_rng_state(), "history": history, "best": best,
@@ -321,6 +446,9 @@ def train(graph: KnowledgeGraph, config: TrainConfig | None = None, out_dir: str
             row_opt.step(handle, leaf.grad, project)
             total += loss.item() * len(batch)
         row_opt.sync()
+        if not math.isfinite(total):  # before its checkpoint: the last one stays a good state
+            raise ValueError(f"training {config.model} on graph {graph.name!r} diverged in epoch {epoch + 1} "
+                             f"(loss {total / n}); lower the learning rate (lr={config.lr})")
         secs = time.perf_counter() - t0
         train_seconds += secs
         record = {"epoch": epoch + 1, "loss": total / n, "seconds": secs, "triples_per_second": n / secs}
@@ -359,7 +487,7 @@ def train(graph: KnowledgeGraph, config: TrainConfig | None = None, out_dir: str
     epochs_run = history[-1]["epoch"] if history else 0
     trained = sum(r["seconds"] for r in history)
     result = TrainResult(
-        config=config.to_dict(), graph=graph.fingerprint(), epochs_run=epochs_run, best_epoch=best["epoch"],
+        config=config.to_dict(), graph=fingerprint, epochs_run=epochs_run, best_epoch=best["epoch"],
         best_valid_mrr=best["mrr"], stopped_early=stopped_early,
         stop_reason=best.get("reason", "early_stopping") if stopped_early else "epochs", train_seconds=train_seconds,
         triples_per_second=(n * len(history) / trained) if trained else 0.0, history=history,

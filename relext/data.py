@@ -12,7 +12,12 @@ from wikigenderbias.schema import SPLITS
 
 def load_dataset_dict(path: str | os.PathLike | None = None, dataset=None):
     """``dataset`` when given, else the folder ``path`` (a benchmark folder, or a DatasetDict saved
-    with ``save_to_disk``), else the embedded release."""
+    with ``save_to_disk``), else the embedded release.
+
+    A benchmark folder is loaded by :func:`wikigenderbias.load`, which checks the rows per split
+    and the data fingerprint of what ``datasets`` returned (possibly from its cache) against the
+    folder's own ``report.json``, reloads without the cache on a mismatch, and raises
+    ``ValueError`` if the rows still differ: what is trained on is what the folder holds."""
     if dataset is not None:
         return dataset
     if path is not None and (Path(path) / "dataset_dict.json").is_file():  # DatasetDict.save_to_disk

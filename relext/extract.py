@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from relext.evaluate import ensure_predictions, prediction_path, read_predictions
-from wikigenderbias.io import iter_jsonl, write_text_atomic
+from wgbcore.atomicio import atomic_write_text, iter_jsonl
 from wikigenderbias.schema import GENDERS, RELATIONS
 from wikigenderbias.spans import locate as spans_locate
 
@@ -58,13 +58,20 @@ def triples_from_predictions(
 
 def write_triples(triples: Sequence[Mapping], path: str | Path) -> Path:
     text = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in triples)
-    return write_text_atomic(path, text)
+    return atomic_write_text(path, text)
 
 
 def extract_split(run_dir: str | Path, split: str, *, min_score: float = 0.0,
-                  rule: str = "argmax", predict_fn=None, dataset=None) -> list[dict]:
-    """Triples of a run over one benchmark split (predictions written first if missing)."""
+                  rule: str = "argmax", predict_fn=None, dataset=None, notes: list | None = None) -> list[dict]:
+    """Triples of a run over one benchmark split (predictions written first if missing). Cached
+    predictions are checked against the run's model and config first
+    (:func:`relext.predict.check_predictions`; what cannot be checked goes to ``notes``)."""
+    from relext.predict import check_predictions
+
     ensure_predictions(run_dir, (split,), predict_fn=predict_fn, dataset=dataset)
+    found = check_predictions(run_dir, (split,))
+    if notes is not None:
+        notes.extend(found)
     rows = read_predictions(prediction_path(run_dir, split))
     return triples_from_predictions(rows, min_score=min_score, rule=rule, split=split)
 
@@ -156,11 +163,29 @@ def text_dataset(sentences: Sequence[Mapping]):
     return DatasetDict({TEXT_SPLIT: Dataset.from_dict(recs, features=feats)})
 
 
+def mentions_an_entity(sentence: Mapping) -> bool:
+    """Whether the head or the tail of a new-text sentence was given or located in it."""
+    return list(sentence["head_span"]) != [-1, -1] or list(sentence["tail_span"]) != [-1, -1]
+
+
 def extract_text(run_dir: str | Path, text_file: str | Path, *, min_score: float = 0.0,
-                 rule: str = "argmax", predict_split_fn=None) -> list[dict]:
+                 rule: str = "argmax", predict_split_fn=None, skipped: list | None = None) -> list[dict]:
     """Triples from new text: sentences are grouped into bags by (head, tail) and scored by the
-    run's model through ``relext.predict.predict_split(run_dir, "text", dataset=...)``."""
+    run's model through ``relext.predict.predict_split(run_dir, "text", dataset=...)``.
+
+    A sentence that mentions neither its head nor its tail says nothing about the pair and
+    yields no triple: it is left out (its ``file:line`` goes to ``skipped``); a file of such
+    sentences only is an error."""
     sentences = read_text_file(text_file)
+    kept = [s for s in sentences if mentions_an_entity(s)]
+    dropped = [f"{text_file}:{s['line']}" for s in sentences if not mentions_an_entity(s)]
+    if skipped is not None:
+        skipped.extend(dropped)
+    if not kept:
+        raise ValueError(f"{text_file}: no sentence mentions its head or its tail (lines "
+                         f"{', '.join(d.rsplit(':', 1)[1] for d in dropped[:10])}"
+                         f"{', ...' if len(dropped) > 10 else ''}); nothing to extract")
+    sentences = kept
     ds = text_dataset(sentences)
     if predict_split_fn is None:
         from relext.predict import predict_split as predict_split_fn

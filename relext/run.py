@@ -8,6 +8,7 @@ Layout of a run directory::
     model.pt            the best model on the validation split
     metrics.json        per-epoch validation metrics and timings
     predictions/<split>.jsonl   one row per evaluation bag (relext.predict)
+    predictions/provenance.json which model.pt (sha256) and config wrote each predictions file
     DONE                written last: the run finished
 """
 from __future__ import annotations
@@ -69,6 +70,10 @@ class RunDir:
 
     def prediction_file(self, split: str) -> Path:
         return self.predictions / f"{split}.jsonl"
+
+    @property
+    def prediction_provenance(self) -> Path:
+        return self.predictions / "provenance.json"
 
     def is_done(self) -> bool:
         return self.done.exists()

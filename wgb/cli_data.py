@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from wgb import cli_data_build
+from wgb.errors import OutputPath
 
 _DATASET_HELP = "Benchmark folder (default: the embedded WikiGenderBias release)."
 
@@ -49,11 +50,14 @@ def info(dataset: str | None) -> None:
     if total:
         click.echo(f"  mentions located: head {total['head_rate']:.1%}, tail {total['tail_rate']:.1%}, "
                    f"both {total['both_rate']:.1%} of {total['rows']} rows")
+    fp = report.get("fingerprint", {}).get("sha256")
+    click.echo(f"  data fingerprint: sha256:{fp}" if fp else
+               "  data fingerprint: none (older folder; add one with `wgb data refresh-card`)")
 
 
 @data.command()
 @click.option("--dataset", type=click.Path(file_okay=False), default=None, help=_DATASET_HELP)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="wgb-output/stats", show_default=True,
+@click.option("--out", "out_dir", type=OutputPath(directory=True), default="wgb-output/stats", show_default=True,
               help="Folder for stats.json, stats.md and stats.png.")
 def stats(dataset: str | None, out_dir: str) -> None:
     """Counts per split x gender x relation, and spouse/hypernym mentions by gender (JSON + PNG)."""
@@ -78,26 +82,59 @@ def stats(dataset: str | None, out_dir: str) -> None:
 @data.command()
 @click.option("--format", "fmt", type=click.Choice(["opennre"]), default="opennre", show_default=True)
 @click.option("--dataset", type=click.Path(file_okay=False), default=None, help=_DATASET_HELP)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="wgb-output/opennre", show_default=True)
+@click.option("--out", "out_dir", type=OutputPath(directory=True), default="wgb-output/opennre", show_default=True)
+@click.option("--unlocated", type=click.Choice(["start", "skip"]), default="start", show_default=True,
+              help="Rows whose head or tail was not located: 'start' keeps them with the mention at token 0 "
+                   "(relext's rule in training and evaluation); 'skip' drops them and reports the drop rates "
+                   "per split and gender.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing, non-empty output folder.")
-def export(fmt: str, dataset: str | None, out_dir: str, overwrite: bool) -> None:
-    """Export the benchmark for other extractors (OpenNRE JSON lines + rel2id.json)."""
+def export(fmt: str, dataset: str | None, out_dir: str, unlocated: str, overwrite: bool) -> None:
+    """Export the benchmark for other extractors (OpenNRE JSON lines + rel2id.json + manifest.json)."""
+    import warnings
+
     from wikigenderbias.opennre import export_opennre
+    from wikigenderbias.release import data_dir
 
     ds = _load(dataset)
+    folder = Path(dataset) if dataset else data_dir()
+    report = json.loads((folder / "report.json").read_text()) if (folder / "report.json").is_file() else {}
+    source = {"dataset": dataset or "embedded release",
+              "fingerprint": report.get("fingerprint", {}).get("sha256")}
     try:
-        manifest = export_opennre(ds, out_dir, overwrite=overwrite)
+        with warnings.catch_warnings():  # the manifest's warnings are printed below
+            warnings.simplefilter("ignore")
+            manifest = export_opennre(ds, out_dir, overwrite=overwrite, unlocated=unlocated, source=source)
     except FileExistsError as err:
         raise click.ClickException(str(err)) from err
     for split, m in manifest["splits"].items():
+        by = ", ".join(f"{g} {b['skipped_unlocated']}/{b['rows']}" for g, b in m["by_gender"].items())
         click.echo(f"{split:12s} {m['sentences']:6d} sentences -> {m['file']} "
-                   f"({m['skipped_unlocated']} skipped: mention not located)")
+                   f"({m['unlocated_kept']} with an unlocated mention kept, {m['skipped_unlocated']} dropped: {by})")
+    for w in manifest["warnings"]:
+        click.echo(f"warning: drop rates differ between genders: {w}", err=True)
     click.echo(f"wrote {out_dir}")
+
+
+@data.command("refresh-card")
+@click.option("--dataset", type=click.Path(file_okay=False), required=True, help="Benchmark folder.")
+def refresh_card_cmd(dataset: str) -> None:
+    """Record the current data fingerprint of a benchmark folder in its README.md and report.json
+    (for folders written by an older wgb, or whose data files were replaced). The data files are
+    not changed; the `datasets` cache key follows the new fingerprint."""
+    from wikigenderbias.card import refresh_card
+    from wikigenderbias.release import check_folder
+
+    try:
+        folder = check_folder(dataset)
+        fp = refresh_card(folder)
+    except (FileNotFoundError, ValueError) as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(f"{folder}: data fingerprint sha256:{fp['sha256']}")
 
 
 @data.command("convert-release")
 @click.argument("release", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("--out", "out_dir", type=OutputPath(directory=True), required=True,
               help="Benchmark folder to write.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing folder.")
 def convert_release_cmd(release: str, out_dir: str, overwrite: bool) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from wgb.errors import OutputPath, check_writable
+
 _CSV = click.Choice(["csv", "jsonl"])
 
 
@@ -39,7 +41,7 @@ def _load_config_file(path: str) -> dict:
 @click.option("--wikipedia", "wikipedia", multiple=True, type=click.Path(exists=True),
               help="Wikipedia pages-articles XML (.xml/.bz2, one file or the part files) or "
                    "WikiExtractor output; file or folder; repeat for several.")
-@click.option("--out", "out", type=click.Path(), help="Benchmark folder to write.")
+@click.option("--out", "out", type=OutputPath(directory=True), help="Benchmark folder to write.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="JSON/YAML file with BuildConfig fields; command-line options override it.")
 @click.option("--workers", type=int, default=None, help="Processes over dump parts (0 = one per CPU). [default: 1]")
@@ -87,6 +89,9 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
     for key in ("dbpedia", "wikipedia", "out"):
         if not cfg.get(key):
             raise click.UsageError(f"--{key} is required (on the command line or in --config)")
+    problem = check_writable(str(cfg["out"]), directory=True)
+    if problem:  # also when --out comes from the config file: before the dumps are read
+        raise click.BadParameter(problem, param_hint="--out")
     distant = dict(cfg.get("distant", {}))
     for key, val in (("relations", _split_list(relations)), ("na_facts", _split_list(na_facts)),
                      ("pronouns", pronouns)):
@@ -129,7 +134,7 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
 
 @click.command("annotate-export")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
-@click.option("--out", "out", type=click.Path(dir_okay=False), required=True,
+@click.option("--out", "out", type=OutputPath(directory=False), required=True,
               help="Annotation task file (.csv or .jsonl) to write.")
 @click.option("--format", "fmt", type=_CSV, default=None, help="Default: from the --out suffix.")
 @click.option("--splits", default="male_test,female_test", show_default=True)
@@ -147,7 +152,7 @@ def annotate_export_cmd(folder, out, fmt, splits) -> None:
 @click.command("annotate-import")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
 @click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "out", type=click.Path(), default=None,
+@click.option("--out", "out", type=OutputPath(directory=True), default=None,
               help="Benchmark folder to write (default: replace FOLDER, atomically).")
 @click.option("--raters", type=int, default=3, show_default=True, help="Answers expected per sentence.")
 @click.option("--overwrite", is_flag=True, default=False, help="Replace an existing --out folder.")

@@ -2,10 +2,11 @@
 render the results."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
+
+from wgb.errors import OutputPath
 
 
 def _options(pairs: tuple[str, ...]) -> dict:
@@ -22,10 +23,11 @@ def _options(pairs: tuple[str, ...]) -> dict:
 def _graph(graph: str | None, emb_dir: Path | None):
     """GRAPH, else the graph the embeddings were trained on when that is FB13 (or recorded as a
     ``graph_path`` in config.json), else FB13 for embedding-free runs."""
+    from kge.embeddings import read_config
     from kge.graph import load_graph
 
     if graph is None and emb_dir is not None and (emb_dir / "config.json").exists():
-        cfg = json.loads((emb_dir / "config.json").read_text())
+        cfg = read_config(emb_dir)  # malformed files: an error naming file and line
         if cfg.get("graph_path"):
             graph = cfg["graph_path"]
         elif cfg.get("graph_name") not in (None, "", "fb13"):
@@ -83,7 +85,7 @@ def register(group: click.Group) -> None:
                   help="Authors'-format predictions CSV for keidar_dpd/keidar_ppd instead of our classifier.")
     @click.option("--model-label", default="", help="Name of the embeddings in the report (default: model name).")
     @click.option("--seed", default=0, show_default=True, type=int)
-    @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("bias.json"), show_default=True)
+    @click.option("--out", type=OutputPath(directory=False, path_type=Path), default=Path("bias.json"), show_default=True)
     def bias_cmd(emb_dir, graph, measures, sensitive, a, b, target, options, preds, model_label, seed, out):
         """Run bias measures on the embeddings in EMB_DIR over GRAPH (default: the graph recorded
         in EMB_DIR, else FB13). EMB_DIR may be '-' for measures that need no embeddings (data)."""
@@ -126,7 +128,7 @@ def register(group: click.Group) -> None:
 
     @group.command("report")
     @click.argument("bias_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-    @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("report"), show_default=True)
+    @click.option("--out", type=OutputPath(directory=True, path_type=Path), default=Path("report"), show_default=True)
     @click.option("--top", default=20, show_default=True, help="Rows per top-k table.")
     @click.option("--min-count", default=5, show_default=True,
                   help="Keep items held by at least this many persons of A and B (Fisher et al. use 20).")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from wgb.errors import OutputPath
+
 
 @click.command("du-debias")
 @click.argument("emb_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
@@ -30,7 +32,7 @@ import click
               help="Retraining epochs [default: the embedding dir's training config].")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=None)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("du_debias.json"), show_default=True)
+@click.option("--out", type=OutputPath(directory=False, path_type=Path), default=Path("du_debias.json"), show_default=True)
 def du_debias_cmd(emb_dir, graph, strategy, occupations, k, c, sensitive, a, b, target, epochs, seed, threads, out):
     """Debias the embeddings in EMB_DIR by Du et al.'s strategies and retrain; report B_gr of each
     occupation before and after (JSON)."""

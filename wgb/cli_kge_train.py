@@ -7,6 +7,10 @@ from pathlib import Path
 import click
 
 from wgb.cli_choices import RegistryChoice
+from wgb.errors import OutputPath, check_writable
+
+_POS = click.IntRange(min=1)
+_NONNEG = click.IntRange(min=0)
 
 
 def _graph(path: str | None, min_score: float | None):
@@ -17,27 +21,27 @@ def _graph(path: str | None, min_score: float | None):
 
 @click.command("train")
 @click.argument("graph", required=False)
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Embedding dir to write.")
+@click.option("--out", "out_dir", required=True, type=OutputPath(directory=True), help="Embedding dir to write.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="JSON or YAML file of TrainConfig fields (flags given on the command line override it).")
 @click.option("--model", type=RegistryChoice("kge.models:MODELS"), default=None, help="Model (default transe).")
-@click.option("--dim", type=int, default=None, help="Embedding dimension (default 100).")
+@click.option("--dim", type=_POS, default=None, help="Embedding dimension (default 100).")
 @click.option("--p-norm", type=click.Choice(["1", "2"]), default=None, help="TransE/TransH distance norm (default 2).")
-@click.option("--epochs", type=int, default=None, help="Maximum epochs (default 100).")
-@click.option("--batch-size", type=int, default=None, help="Positives per batch (default 4096).")
-@click.option("--lr", type=float, default=None, help="Adam learning rate (default 0.01).")
-@click.option("--negatives", type=int, default=None, help="Negatives per positive (default 1).")
+@click.option("--epochs", type=_POS, default=None, help="Maximum epochs (default 100).")
+@click.option("--batch-size", type=_POS, default=None, help="Positives per batch (default 4096).")
+@click.option("--lr", type=click.FloatRange(min=0), default=None, help="Adam learning rate (default 0.01).")
+@click.option("--negatives", type=_POS, default=None, help="Negatives per positive (default 1).")
 @click.option("--loss", type=RegistryChoice("kge.losses:LOSSES"), default=None, help="Loss (default margin).")
-@click.option("--margin", type=float, default=None, help="Margin of the margin loss (default 1.0).")
+@click.option("--margin", type=click.FloatRange(min=0), default=None, help="Margin of the margin loss (default 1.0).")
 @click.option("--sampler", type=RegistryChoice("kge.sampling:SAMPLERS"), default=None,
               help="Negative sampler (default uniform).")
-@click.option("--regularization", type=float, default=None, help="L2 weight on batch embeddings (default 0).")
+@click.option("--regularization", type=click.FloatRange(min=0), default=None, help="L2 weight on batch embeddings (default 0).")
 @click.option("--seed", type=int, default=None, help="Seed for everything (default 0).")
-@click.option("--eval-every", type=int, default=None, help="Validate every k epochs (0 = never).")
-@click.option("--patience", type=int, default=None, help="Early stopping: validations without improvement.")
-@click.option("--valid-max-triples", type=int, default=None, help="Validate on a seeded subset of this size.")
-@click.option("--checkpoint-every", type=int, default=None, help="Checkpoint every k epochs (default 1).")
-@click.option("--threads", type=int, default=None, help="torch threads.")
+@click.option("--eval-every", type=_NONNEG, default=None, help="Validate every k epochs (0 = never).")
+@click.option("--patience", type=_NONNEG, default=None, help="Early stopping: validations without improvement.")
+@click.option("--valid-max-triples", type=_POS, default=None, help="Validate on a seeded subset of this size.")
+@click.option("--checkpoint-every", type=_POS, default=None, help="Checkpoint every k epochs (default 1).")
+@click.option("--threads", type=_POS, default=None, help="torch threads.")
 @click.option("--min-score", type=float, default=None, help="For extracted triples (.jsonl): drop triples scored below.")
 @click.option("--no-test", is_flag=True, help="Skip the test-set evaluation at the end.")
 @click.option("--overwrite", is_flag=True, help="Start over even if DIR holds a checkpoint or finished run.")
@@ -50,7 +54,7 @@ def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_siz
     GRAPH: an OpenKE folder, a graph dir, a folder of labelled TSV triples, a TSV file, or the
     triples.jsonl of `wgb re extract`. Rerunning the same command resumes an interrupted run.
     """
-    from kge.train import ConfigMismatchError, TrainConfig, train
+    from kge.train import TrainConfig, train
     from wgbcore.config import check_fields, read_config_file
 
     fields: dict = {}
@@ -68,16 +72,16 @@ def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_siz
         fields["model_kwargs"] = {**fields.get("model_kwargs", {}), "p_norm": int(p_norm)}
     if no_test:
         fields["evaluate_test"] = False
+    # library errors (bad graph file, config, checkpoint, run dir of another graph) become one
+    # line naming the file or field in the error boundary of wgb.cli
     try:
-        config = TrainConfig.from_dict(fields)
-        g = _graph(graph, min_score)
-    except (ValueError, FileNotFoundError) as e:
-        raise click.ClickException(str(e))
+        config = TrainConfig.from_dict(fields, source=config_file or "")
+    except ValueError as e:  # flags are range-checked by click: a bad value comes from the file
+        raise click.BadParameter(f"{config_file}: {e}" if config_file else str(e),
+                                 param_hint="--config" if config_file else None) from None
+    g = _graph(graph, min_score)
     click.echo(f"graph: {g!r}", err=True)
-    try:
-        res = train(g, config, out_dir, overwrite=overwrite, progress=False if quiet else None)
-    except ConfigMismatchError as e:
-        raise click.ClickException(str(e))
+    res = train(g, config, out_dir, overwrite=overwrite, progress=False if quiet else None)
     summary = {"out_dir": out_dir, "epochs_run": res.epochs_run, "best_epoch": res.best_epoch,
                "train_seconds": round(res.train_seconds, 2), "triples_per_second": round(res.triples_per_second),
                "test": {k: res.test[k] for k in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")} if res.test else None}
@@ -89,10 +93,10 @@ def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_siz
 @click.argument("graph", required=False)
 @click.option("--split", type=click.Choice(["test", "valid", "train"]), default="test")
 @click.option("--raw", is_flag=True, help="Unfiltered ranks (default: filtered).")
-@click.option("--max-triples", type=int, default=None, help="Evaluate a seeded random subset.")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--max-triples", type=_POS, default=None, help="Evaluate a seeded random subset.")
+@click.option("--out", "out_file", type=OutputPath(directory=False), default=None,
               help="Metrics JSON (default EMB_DIR/metrics_<split>.json).")
-@click.option("--threads", type=int, default=None)
+@click.option("--threads", type=_POS, default=None)
 @click.option("--quiet", is_flag=True)
 def eval_cmd(emb_dir, graph, split, raw, max_triples, out_file, threads, quiet):
     """Filtered MRR and Hits@1/3/10 of the embeddings in EMB_DIR on GRAPH (default FB13)."""
@@ -102,15 +106,15 @@ def eval_cmd(emb_dir, graph, split, raw, max_triples, out_file, threads, quiet):
     from kge.evaluate import evaluate
     from wgbcore.atomicio import atomic_write_json
 
+    out = Path(out_file) if out_file else Path(emb_dir) / f"metrics_{split}.json"
+    problem = check_writable(out, directory=False)
+    if problem:  # before the work, not after it
+        raise click.BadParameter(problem, param_hint="--out")
     if threads:
         torch.set_num_threads(threads)
-    try:
-        g = _graph(graph, None)
-        model = load_model(emb_dir, g)
-    except (ValueError, FileNotFoundError) as e:
-        raise click.ClickException(str(e))
+    g = _graph(graph, None)
+    model = load_model(emb_dir, g)
     m = evaluate(model, g, split, filtered=not raw, max_triples=max_triples, progress=False if quiet else None)
-    out = Path(out_file) if out_file else Path(emb_dir) / f"metrics_{split}.json"
     d = {"graph": g.name, "split": split, **m.to_dict()}
     atomic_write_json(out, d, clean=False)
     click.echo(json.dumps({k: d[k] for k in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10", "seconds")}, indent=2))

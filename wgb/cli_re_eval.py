@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from wgb.errors import OutputPath, check_writable, one_line
+
 
 def _csv(kind: str):
     def parse(ctx, param, value):
@@ -57,8 +59,15 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
     Writes RUN_DIR/predictions/*.jsonl when missing, then RUN_DIR/eval.json and eval.md.
     """
     from relext.evaluate import evaluate_run
+    from relext.predict import check_predictions
     from relext.report import eval_markdown
 
+    problem = check_writable(run_dir / "eval.json", directory=False)
+    if problem:
+        raise click.BadParameter(problem, param_hint="RUN_DIR")
+    # cached predictions must come from this run's model.pt and config.json
+    for note in check_predictions(run_dir):
+        click.echo(f"warning: {note}", err=True)
     try:
         result = evaluate_run(run_dir, threshold_mode=threshold_mode, n_resamples=n_resamples,
                               confidence=confidence, bootstrap_seed=bootstrap_seed)
@@ -83,10 +92,10 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
               help="Maximum epochs per run (default: the trainer's).")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE",
               help="Extra training config field for every run (JSON value), repeatable.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results/re_grid"),
+@click.option("--out", type=OutputPath(directory=True, path_type=Path), default=Path("results/re_grid"),
               show_default=True)
 @_apply(_eval_options)
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--runs-dir", type=OutputPath(directory=True, path_type=Path), default=None,
               help="Where run directories live (default OUT/runs); e.g. runs/re_grid keeps "
               "checkpoints out of a committed results folder.")
 @click.option("--no-train", is_flag=True,
@@ -147,7 +156,7 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
 @click.option("--text", "text_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help='New text: JSON lines of {"head", "tail", "gender"?, "tokens" or '
               '"text", "head_span"?, "tail_span"?}; sentences are grouped into bags by (head, tail).')
-@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", "-o", type=OutputPath(directory=False, path_type=Path), default=None,
               help="Output triples.jsonl (default: RUN_DIR/triples/<split>.jsonl).")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True)
 @click.option("--rule", type=click.Choice(["argmax", "all"]), default="argmax", show_default=True,
@@ -158,14 +167,24 @@ def extract_cmd(run_dir, split, text_file, out, min_score, rule):
 
     if (split is None) == (text_file is None):
         raise click.UsageError("give exactly one of --split or --text")
+    out = out or run_dir / "triples" / f"{split or 'text'}.jsonl"
+    problem = check_writable(out, directory=False)
+    if problem:  # before the work, not after it
+        raise click.BadParameter(problem, param_hint="--out")
+    notes: list[str] = []
+    skipped: list[str] = []
     try:
         if split is not None:
-            triples = extract_split(run_dir, split, min_score=min_score, rule=rule)
+            triples = extract_split(run_dir, split, min_score=min_score, rule=rule, notes=notes)
         else:
-            triples = extract_text(run_dir, text_file, min_score=min_score, rule=rule)
+            triples = extract_text(run_dir, text_file, min_score=min_score, rule=rule, skipped=skipped)
     except (ValueError, FileNotFoundError, KeyError) as exc:
-        raise click.ClickException(str(exc)) from None
-    out = out or run_dir / "triples" / f"{split or 'text'}.jsonl"
+        raise click.ClickException(one_line(exc)) from None
+    for note in notes:
+        click.echo(f"warning: {note}", err=True)
+    if skipped:
+        click.echo(f"skipped {len(skipped)} sentence(s) that mention neither their head nor their tail "
+                   f"(first: {', '.join(skipped[:5])})", err=True)
     write_triples(triples, out)
     click.echo(f"wrote {len(triples)} triples to {out}")
 

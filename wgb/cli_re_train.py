@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_choices import RegistryChoice
+from wgb.errors import OutputPath
 
 
 def _list(ctx, param, value):
@@ -17,7 +18,7 @@ def _list(ctx, param, value):
 
 
 @click.command(name="train")
-@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("run_dir", type=OutputPath(directory=True, path_type=Path))
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A TrainConfig JSON file; options given on the command line override it.")
 @click.option("--encoder", type=RegistryChoice("relext.encoders:ENCODERS"), help="Sentence encoder [default: pcnn].")
@@ -57,8 +58,18 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
     from relext.predict import write_predictions
     from relext.train import TrainConfig, train
 
+    from wgbcore.config import check_fields, read_config_file
+
     known = {f.name for f in fields(TrainConfig)}
     overrides = {k: v for k, v in options.items() if v is not None and k in known}
+    if config_file:  # field names and value types, naming the file and field, before anything runs
+        try:
+            data = read_config_file(config_file)
+            data = dict(data["config"]) if isinstance(data.get("config"), dict) else data
+            data.pop("package_version", None)
+            check_fields(TrainConfig, data, source=str(config_file))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--config") from None
     try:
         base = TrainConfig.from_json(config_file) if config_file else TrainConfig()
         cfg = TrainConfig.from_json({**base.to_json(), **overrides}, source=str(config_file or "options"))

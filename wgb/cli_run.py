@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import click
 
+from wgb.errors import OutputPath
+
 
 @click.command()
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="wgb-output/run", show_default=True,
+@click.option("--out", "out_dir", type=OutputPath(directory=True), default="wgb-output/run", show_default=True,
               help="Folder for intermediate results and the report; rerun the same command to resume.")
 @click.option("--profile", type=click.Choice(["tiny", "quick", "full"]), default="quick", show_default=True,
               help="quick: under 15 minutes on 2 cores; full: the documented long run; tiny: seconds (tests).")
@@ -22,7 +24,7 @@ import click
 @click.option("--kge-model", default="transe", show_default=True)
 @click.option("--measures", default=None, help="Comma-separated kge bias measures (default: data,fisher,bourli_projection).")
 @click.option("--link-fb13", is_flag=True, help="Link people and places to FB13 by name and add FB13 as background.")
-@click.option("--threads", type=int, default=None, help="torch threads (default: torch's choice).")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads (default: torch's choice).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def run(out_dir, profile, quick_flag, overrides, seed, dataset, encoder, selector, debias, kge_model, measures, link_fb13, threads,
         quiet) -> None:

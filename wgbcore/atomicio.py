@@ -148,17 +148,23 @@ def atomic_savefig(path: str | os.PathLike, fig: Any, **options: Any) -> Path:
 
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
     """``(where, object)`` for every non-blank line of a JSON-lines file; ``where`` is
-    ``"file:line"``, and a malformed line is a ``ValueError`` naming it."""
+    ``"file:line"``, and a malformed line (or one that is not UTF-8) is a ``ValueError`` naming it."""
     path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
             where = f"{path}:{lineno}"
             try:
-                yield where, json.loads(line)
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                                 f"{exc.start + 1})") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where}: malformed JSON ({exc.msg})") from None
+            yield where, obj
 
 
 def read_jsonl(path: str | os.PathLike) -> list[Any]:

@@ -300,7 +300,7 @@ def import_answers(folder: str | os.PathLike, answer_files: list[str | os.PathLi
                           pairwise_agreement(all_ratings), per_split, issues.to_dict())
     report_file = folder / "report.json"
     report = json.loads(report_file.read_text()) if report_file.is_file() else {}
-    for k in ("spans", "counts"):
+    for k in ("spans", "counts", "fingerprint"):  # recomputed for the relabelled data by the writer
         report.pop(k, None)
     ann = result.to_dict()
     ann.pop("folder")

@@ -9,10 +9,14 @@ cluster with ``executor="dask"``); every article of an indexed person becomes an
 Each finished part goes to the cache folder ``<out>.parts/`` as two files, named by the part's
 key (a hash of the part file, the DBpedia files and the configuration):
 
-- ``<key>.records.pkl``: the part's entity records sorted by ``entity_id`` (stable: articles of
-  the same head keep their dump order), one ``pickle.dump`` per record;
-- ``<key>.summary.pkl``: a :class:`PartSummary` (counters, skipped items, timings and, per record,
-  its ``entity_id``, gender and source page), written last: it marks the part finished.
+- ``<key>.records.jsonl``: the part's entity records sorted by ``entity_id`` (stable: articles
+  of the same head keep their dump order), one JSON object per line;
+- ``<key>.summary.json``: a :class:`PartSummary` (counters, skipped items, timings and, per
+  record, its ``entity_id``, gender and source page), written last: it marks the part finished.
+
+Both are plain JSON, read with ``json.loads``: a crafted cache file cannot run code (the cache
+once held pickles, which could); an unreadable summary means the part is read again, an
+unreadable records file is an error naming ``file:line``.
 
 Both are written atomically (temp name + rename) by the process that read the part (a worker of
 the ``processes`` executor, or the main process for 1 worker and for ``dask``, whose workers may
@@ -37,7 +41,6 @@ import heapq
 import json
 import multiprocessing as mp
 import os
-import pickle
 import queue as queue_mod
 import shutil
 import sys
@@ -256,11 +259,30 @@ def _part_key(part: str, config: BuildConfig, db_files: list[str]) -> str:
 
 
 def _records_file(cache: Path, key: str) -> Path:
-    return cache / f"{key}.records.pkl"
+    return cache / f"{key}.records.jsonl"
 
 
 def _summary_file(cache: Path, key: str) -> Path:
-    return cache / f"{key}.summary.pkl"
+    return cache / f"{key}.summary.json"
+
+
+def _summary_to_json(summary: PartSummary) -> dict:
+    d = asdict(summary)  # Issues is a dataclass too: {"limit", "counts", "examples"}
+    d["heads"] = [list(h) for h in summary.heads]
+    return d
+
+
+def _summary_from_json(d: dict) -> PartSummary:
+    """The summary written by :func:`_save_part`; anything else raises (KeyError, TypeError, ValueError)."""
+    issues = d["issues"]
+    heads = [tuple(h) for h in d["heads"]]
+    if not all(len(h) == 3 and all(isinstance(x, str) for x in h) for h in heads):
+        raise ValueError("heads must be [entity_id, gender, source_page] strings")
+    return PartSummary(path=str(d["path"]), stats=dict(d["stats"]), distant=dict(d["distant"]),
+                       issues=Issues(limit=int(issues["limit"]), counts=dict(issues["counts"]),
+                                     examples={k: list(v) for k, v in issues["examples"].items()}),
+                       seconds=float(d["seconds"]), no_examples=list(d["no_examples"]),
+                       cpu_seconds=float(d["cpu_seconds"]), heads=heads)
 
 
 def _save_part(cache: Path, key: str, res: PartResult) -> PartSummary:
@@ -272,32 +294,38 @@ def _save_part(cache: Path, key: str, res: PartResult) -> PartSummary:
     res.entities.sort(key=itemgetter("entity_id"))
     summary = PartSummary(res.path, res.stats, res.distant, res.issues, res.seconds, res.no_examples,
                           res.cpu_seconds, heads)
-    for path, items in ((_records_file(cache, key), res.entities), (_summary_file(cache, key), [summary])):
-        with atomic_open(path, "wb") as fh:
-            for item in items:
-                pickle.dump(item, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    with atomic_open(_records_file(cache, key), "w", newline="\n") as fh:
+        for rec in res.entities:  # json escapes every control character: one record per line
+            fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
+            fh.write("\n")
+    with atomic_open(_summary_file(cache, key), "w", newline="\n") as fh:
+        json.dump(_summary_to_json(summary), fh, ensure_ascii=False)
     return summary
 
 
 def _load_part(cache: Path, key: str) -> PartSummary | None:
-    """The summary of a finished part, or None (not finished, or unreadable)."""
+    """The summary of a finished part, or None (not finished, or unreadable: the part is read again)."""
     if not _records_file(cache, key).is_file():
         return None
     try:
-        with open(_summary_file(cache, key), "rb") as fh:
-            summary = pickle.load(fh)
-    except Exception:
+        with open(_summary_file(cache, key), encoding="utf-8") as fh:
+            return _summary_from_json(json.load(fh))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # JSONDecodeError is a ValueError
         return None
-    return summary if isinstance(summary, PartSummary) else None
 
 
 def _read_records(path: Path) -> Iterator[dict]:
+    """The records of one part file, one line at a time (malformed lines name ``file:line``)."""
     with open(path, "rb") as fh:
-        while True:
+        for lineno, line in enumerate(fh, 1):
             try:
-                yield pickle.load(fh)
-            except EOFError:
-                return
+                rec = json.loads(line.decode("utf-8"))
+            except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+                raise ValueError(f"{path}:{lineno}: unreadable build cache record ({exc}); delete "
+                                 f"{path.parent} and build again") from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("entity_id"), str):
+                raise ValueError(f"{path}:{lineno}: not an entity record; delete {path.parent} and build again")
+            yield rec
 
 
 def _merged_records(files: list[Path]) -> Iterator[dict]:

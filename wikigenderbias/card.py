@@ -1,11 +1,76 @@
-"""The dataset card (README.md with YAML ``configs:``) of a benchmark folder."""
+"""The dataset card (README.md with YAML ``configs:``) of a benchmark folder, and the
+fingerprint of its data.
+
+Content-addressed loading. For a local folder whose card has YAML ``configs:``, ``datasets``
+(5.x, ``LocalDatasetModuleFactory``) names the cache entry
+``$HF_DATASETS_CACHE/<folder name>/<config>/0.0.0/<hash>`` where ``<hash>`` is
+``Hasher.hash({"dataset_infos": ..., "builder_configs": ...})`` of the card's YAML only: the
+data files' bytes never enter it, so two folders with the same name and card shared one cache
+entry. Every card written here therefore carries, per configuration, a ``dataset_info`` with
+``download_checksums`` (size and sha256 of each data file, keyed by the path relative to the
+folder), ``download_size``, ``dataset_size`` and ``splits`` (rows and uncompressed bytes per
+split): ``DatasetInfo`` fields that ``datasets`` reads from the card into that hash, so the cache
+key changes with the data. They also travel into the prepared dataset (``Dataset.info.download_checksums``; ``datasets``
+records checksums itself only when asked to, so it keeps the card's), which lets
+:func:`wikigenderbias.release.load` check that what it got is what the folder holds; and
+``datasets`` itself checks the split sizes when it prepares a cache entry. The same
+fingerprint is in ``report.json`` (:func:`fingerprint`).
+"""
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from wikigenderbias.export import PARQUET_NAME
 from wikigenderbias.schema import CONFIGS, GENDERS, RELATIONS, SPLITS, features_for
+
+
+def data_file(config: str, split: str) -> str:
+    """Path of a data file relative to its benchmark folder (the key of its checksum)."""
+    return f"data/{config}/{PARQUET_NAME.format(split=split)}"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def config_fingerprint(folder: str | os.PathLike, config: str) -> dict[str, Any]:
+    """Size, sha256 and rows of every data file of one configuration, and their combined sha256."""
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    files: dict[str, dict[str, Any]] = {}
+    rows: dict[str, int] = {}
+    data_bytes: dict[str, int] = {}
+    for split in SPLITS:
+        rel = data_file(config, split)
+        path = folder / rel
+        files[rel] = {"num_bytes": path.stat().st_size, "checksum": _sha256(path)}
+        meta = pq.read_metadata(path)
+        rows[split] = meta.num_rows
+        data_bytes[split] = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    return {"sha256": digest, "rows": rows, "data_bytes": data_bytes, "files": files}
+
+
+def fingerprint(folder: str | os.PathLike) -> dict[str, Any]:
+    """The fingerprint of a benchmark folder's data, as recorded in ``report.json`` and (per
+    configuration) in the card's YAML ``dataset_info``: ``sha256`` over all data files, and per
+    configuration the rows per split, their uncompressed size (``data_bytes``, from the parquet
+    metadata) and each file's ``num_bytes`` and ``checksum`` (sha256)."""
+    configs = {c: config_fingerprint(folder, c) for c in CONFIGS}
+    digest = hashlib.sha256(json.dumps({c: v["sha256"] for c, v in configs.items()},
+                                       sort_keys=True).encode()).hexdigest()
+    return {"algorithm": "sha256", "sha256": digest, "configs": configs}
 
 CITATION = """@inproceedings{gaut-etal-2020-towards,
     title = "Towards Understanding Gender Bias in Relation Extraction",
@@ -18,7 +83,7 @@ CITATION = """@inproceedings{gaut-etal-2020-towards,
 }"""
 
 
-def _yaml_header() -> str:
+def _yaml_header(fp: dict[str, Any] | None = None) -> str:
     from datasets import DatasetInfo
 
     configs = []
@@ -32,7 +97,16 @@ def _yaml_header() -> str:
         ]
         configs.append(entry)
         info = DatasetInfo(features=features_for(config))._to_yaml_dict()
-        infos.append({"config_name": config, **info})
+        entry_info: dict[str, Any] = {"config_name": config, **info}
+        cfp = (fp or {}).get("configs", {}).get(config)
+        if cfp:  # the data's fingerprint: part of the cache key of `datasets` (module docstring)
+            entry_info["splits"] = [{"name": s, "num_bytes": cfp["data_bytes"][s], "num_examples": cfp["rows"][s]}
+                                    for s in SPLITS]
+            entry_info["download_size"] = sum(f["num_bytes"] for f in cfp["files"].values())
+            entry_info["dataset_size"] = sum(cfp["data_bytes"].values())
+            entry_info["download_checksums"] = {k: {"num_bytes": v["num_bytes"], "checksum": v["checksum"]}
+                                                for k, v in sorted(cfp["files"].items())}
+        infos.append(entry_info)
     header = {
         "language": ["en"],
         "license": "cc-by-sa-3.0",
@@ -64,7 +138,9 @@ def render_card(*, description: str, report: dict[str, Any]) -> str:
                     + [c["sentences_by_relation"].get(r, 0) for r in RELATIONS])
     stats = _table(["split", "entities", "female", "male", "sentences", *RELATIONS], rows)
     span_rows = []
-    for rel, per_g in spans.get("per_relation_gender", {}).items():
+    per_rel = spans.get("per_relation_gender", {})
+    for rel in sorted(per_rel, key=lambda r: RELATIONS.index(r) if r in RELATIONS else len(RELATIONS)):
+        per_g = per_rel[rel]  # in RELATIONS order, also when the report was read back from report.json
         for g in GENDERS:
             b = per_g.get(g)
             if b:
@@ -73,7 +149,12 @@ def render_card(*, description: str, report: dict[str, Any]) -> str:
     span_table = _table(["relation", "gender", "rows", "head located", "tail located", "both", "rows not fully located"],
                         span_rows)
     total = spans.get("total", {})
-    return f"""{_yaml_header()}
+    fp = report.get("fingerprint")
+    fp_line = ("\nData fingerprint (sha256 over the data files):\n"
+               f"`{fp['sha256']}`.\nThe size and sha256 of every data file are in the "
+               "YAML `dataset_info` (and in `report.json`);\n`datasets` keys its cache on that YAML, so a "
+               "folder holding other data gets its own cache entry.\n" if fp else "")
+    return f"""{_yaml_header(fp)}
 # WikiGenderBias
 
 A benchmark for measuring gender bias in relation extraction (Gaut, Sun et al., ACL 2020):
@@ -87,7 +168,7 @@ import datasets
 ds = datasets.load_dataset("path/to/this/folder")                 # config "sentences"
 ents = datasets.load_dataset("path/to/this/folder", "entities")   # one row per person
 ```
-
+{fp_line}
 ## Configurations
 
 - `sentences` (default): one row per (head entity, relation, sentence). `relation` and `gender`
@@ -158,3 +239,36 @@ this licence and attribution.
 {CITATION}
 ```
 """
+
+
+_BUILT, _DEFECTS = "\n## How it was built\n\n", "\n\n## Known defects\n"
+
+
+def card_description(card_text: str) -> str | None:
+    """The "How it was built" text of a card written by :func:`render_card` (None if absent)."""
+    start = card_text.find(_BUILT)
+    end = card_text.find(_DEFECTS, start + 1)
+    if start < 0 or end < 0:
+        return None
+    return card_text[start + len(_BUILT):end]
+
+
+def refresh_card(folder: str | os.PathLike, *, description: str | None = None) -> dict[str, Any]:
+    """Recompute the fingerprint of ``folder``'s data files and rewrite ``report.json`` and the
+    card (``README.md``) with it; the data files are not touched. ``description`` defaults to the
+    card's own "How it was built" text, else the report's ``description``. Returns the fingerprint.
+
+    For folders written before cards carried a fingerprint, or whose data files were replaced."""
+    from wgbcore.atomicio import atomic_write_json, atomic_write_text
+
+    folder = Path(folder)
+    card, report_file = folder / "README.md", folder / "report.json"
+    report = json.loads(report_file.read_text(encoding="utf-8")) if report_file.is_file() else {}
+    if description is None:
+        description = card_description(card.read_text(encoding="utf-8")) if card.is_file() else None
+    if description is None:
+        description = report.get("description", f"Benchmark folder {folder.name}.")
+    report["fingerprint"] = fingerprint(folder)
+    atomic_write_json(report_file, report, indent=2, sort_keys=True)
+    atomic_write_text(card, render_card(description=description, report=report))
+    return report["fingerprint"]

@@ -4,14 +4,15 @@
 release and ``wgb data build``): it consumes ``(split, entity record)`` pairs one at a time,
 derives the ``sentences`` configuration from them (tokens and recomputed spans), appends both
 configurations in chunks to one parquet file per split (memory bounded by the chunk size, not by
-the benchmark), counts the span and count reports as it goes, and renames the temporary sibling
-folder into place at the end, so a reader never sees a half-written benchmark.
+the benchmark), counts the span and count reports as it goes, fingerprints the written data files
+(``report.json`` and the card's YAML, see :mod:`wikigenderbias.card`: the ``datasets`` cache key
+changes with the data), and renames the temporary sibling folder into place at the end, so a
+reader never sees a half-written benchmark.
 :func:`write_benchmark` is the in-memory form (entity lists per split) on top of it.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -309,13 +310,16 @@ def write_benchmark_stream(
                 raise _empty_split(split)
         files.close()
 
+        from wgbcore.atomicio import atomic_write_json, atomic_write_text
+        from wikigenderbias.card import fingerprint, render_card
+
         full_report = dict(report or {})
         full_report["spans"] = spans.result()
         full_report["counts"] = counts.result()
-        (tmp / "report.json").write_text(json.dumps(full_report, indent=2, sort_keys=True) + "\n")
-        from wikigenderbias.card import render_card
-
-        (tmp / "README.md").write_text(render_card(description=description, report=full_report))
+        # the data's fingerprint, also in the card's YAML: the `datasets` cache key follows the data
+        full_report["fingerprint"] = fingerprint(tmp)
+        atomic_write_json(tmp / "report.json", full_report, indent=2, sort_keys=True)
+        atomic_write_text(tmp / "README.md", render_card(description=description, report=full_report))
         if folder.exists():
             old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
             os.replace(folder, old)

@@ -5,10 +5,15 @@ has the same layout and the same `datasets.Features`, so every downstream stage 
 
 Folder layout::
 
-    <folder>/README.md                                   dataset card with YAML ``configs:``
+    <folder>/README.md                                   dataset card with YAML ``configs:`` and
+                                                         ``dataset_info`` (with the data's fingerprint)
     <folder>/data/sentences/<split>-00000-of-00001.parquet
     <folder>/data/entities/<split>-00000-of-00001.parquet
-    <folder>/report.json                                 how the folder was built (counts, spans)
+    <folder>/report.json                                 how the folder was built (counts, spans,
+                                                         fingerprint: size and sha256 of each data file)
+
+The fingerprint in the card's YAML keys the ``datasets`` cache on the data, not on the folder's
+name (:mod:`wikigenderbias.card`).
 
 Token spans are ``[start, end)`` token offsets into ``tokens``; ``[-1, -1]`` marks a mention
 that could not be located (counted in ``report.json``, never guessed).

@@ -52,6 +52,10 @@ def run_measure(name: str, graph: Any, model, spec: BiasSpec, *, seed: int = 0, 
     view = GraphView.from_graph(graph)
     if m.needs_model and model is None:
         raise ValueError(f"measure '{name}' needs embeddings")
+    if model is not None and hasattr(model, "named_parameters"):
+        from kge.embeddings import check_finite
+
+        check_finite(model, f"embeddings {model_label or getattr(model, 'name', '')}".strip())  # never score NaN
     t0 = time.perf_counter()
     res = m.run(view, model, spec, seed=seed, model_label=model_label)
     res.seconds = time.perf_counter() - t0

@@ -198,7 +198,7 @@ def test_build_writes_a_loadable_benchmark_and_resumes(dumps):
     # an interrupted run leaves finished parts in <out>.parts; a re-run reuses them
     out2 = tmp / "bench2"
     build_entities(config(db, wiki, out2))
-    cached = sorted((tmp / "bench2.parts").glob("*.summary.pkl"))
+    cached = sorted((tmp / "bench2.parts").glob("*.summary.json"))
     assert len(cached) == 3
     again = build(config(db, wiki, out2))
     assert again.report["wikipedia"]["parts"] == 3 and not (tmp / "bench2.parts").exists()
@@ -225,7 +225,7 @@ def test_interrupted_build_resumes_from_finished_parts(dumps, monkeypatch):
     monkeypatch.setattr(b, "process_part", interrupted)
     with pytest.raises(Killed):
         build(config(db, wiki, tmp / "out"))
-    assert not (tmp / "out").exists() and len(list((tmp / "out.parts").glob("*.summary.pkl"))) == 1
+    assert not (tmp / "out").exists() and len(list((tmp / "out.parts").glob("*.summary.json"))) == 1
     calls.clear()
     resumed = True
     res = build(config(db, wiki, tmp / "out"))
@@ -360,7 +360,7 @@ def test_build_without_writing_keeps_the_parts_and_loads_records_lazily(dumps):
     db, wiki, tmp = dumps
     res = build(config(db, wiki, tmp / "out"), write=False)
     assert res.folder is None and not (tmp / "out").exists()
-    assert len(list((tmp / "out.parts").glob("*.records.pkl"))) == 3
+    assert len(list((tmp / "out.parts").glob("*.records.jsonl"))) == 3
     assert "entities_by_split" not in vars(res)  # not loaded yet
     by_split = res.entities_by_split
     assert sum(len(v) for v in by_split.values()) == 5
@@ -409,7 +409,7 @@ def test_interrupted_write_leaves_no_folder_and_resumes_from_the_parts(dumps, mo
     assert not (tmp / "out").exists()
     assert [p.name for p in tmp.iterdir() if p.name.startswith(".")] == []
     parts = tmp / "out.parts"
-    assert len(list(parts.glob("*.summary.pkl"))) == len(list(parts.glob("*.records.pkl"))) == 3
+    assert len(list(parts.glob("*.summary.json"))) == len(list(parts.glob("*.records.jsonl"))) == 3
     monkeypatch.setattr(export_mod, "_write_parquet", real)
     read = []
     monkeypatch.setattr(b, "process_part", lambda path, *a, **k: read.append(path))

@@ -24,6 +24,11 @@ def test_info_and_stats_and_export(tmp_path, tiny_folder):
                             "--out", str(tmp_path / "onre")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "onre" / "rel2id.json").is_file()
+    manifest = json.loads((tmp_path / "onre" / "manifest.json").read_text())
+    assert manifest["unlocated"]["policy"] == "start" and manifest["source"]["dataset"] == str(tiny_folder)
+    assert manifest["source"]["fingerprint"] == json.loads((tiny_folder / "report.json").read_text())[
+        "fingerprint"]["sha256"]
+    assert "0 dropped" in r.output
     r = runner.invoke(cli, ["data", "export", "--dataset", str(tiny_folder), "--out", str(tmp_path / "onre")])
     assert r.exit_code != 0 and "--overwrite" in r.output
 

@@ -8,6 +8,7 @@ import pytest
 
 import wikigenderbias
 from wikigenderbias import export as export_mod
+from wikigenderbias.card import render_card
 from wikigenderbias.opennre import export_opennre
 from wikigenderbias.schema import RELATIONS, SPLITS
 from wikigenderbias.stats import compute_stats
@@ -88,11 +89,12 @@ def test_opennre_export_reread(tmp_path, tiny_folder):
     manifest = export_opennre(ds, tmp_path / "onre")
     rel2id = json.loads((tmp_path / "onre" / "rel2id.json").read_text())
     assert rel2id == {r: i for i, r in enumerate(RELATIONS)}
+    assert json.loads((tmp_path / "onre" / "manifest.json").read_text()) == manifest
     n = 0
     for split in SPLITS:
         lines = (tmp_path / "onre" / manifest["splits"][split]["file"]).read_text().splitlines()
-        assert len(lines) == manifest["splits"][split]["sentences"]
-        assert len(lines) + manifest["splits"][split]["skipped_unlocated"] == ds[split].num_rows
+        assert len(lines) == manifest["splits"][split]["sentences"] == ds[split].num_rows
+        assert manifest["splits"][split]["skipped_unlocated"] == 0
         for line in lines:
             ex = json.loads(line)
             assert set(ex) >= {"token", "h", "t", "relation"}
@@ -100,11 +102,58 @@ def test_opennre_export_reread(tmp_path, tiny_folder):
             for side in ("h", "t"):
                 s, e = ex[side]["pos"]
                 assert 0 <= s < e <= len(ex["token"])
-                assert {"name", "id", "pos"} <= set(ex[side])
+                assert {"name", "id", "pos"} <= set(ex[side]) and ex[side]["located"]
             n += 1
     assert n > 0
     with pytest.raises(FileExistsError):
         export_opennre(ds, tmp_path / "onre")
+
+
+def _with_unlocated(tiny_records):
+    """Tiny records plus sentences that mention neither the person nor the tail by name: one of
+    the male test person's four positive rows, none of the female test person's."""
+    ents = tiny_records()
+    ents["male_test"][0]["relations"][0]["sentences"].append("He divorced her in 1960 .")
+    ents["train"][0]["relations"][0]["sentences"].append("She married him .")
+    return ents
+
+
+def test_opennre_keeps_unlocated_rows_with_relexts_start_rule(tmp_path, tiny_records):
+    folder = export_mod.write_benchmark(tmp_path / "bench", _with_unlocated(tiny_records), description="",
+                                        progress=False)
+    ds = wikigenderbias.load(path=folder)
+    manifest = export_opennre(ds, tmp_path / "onre")
+    assert manifest["unlocated"]["policy"] == "start" and manifest["warnings"] == []
+    for split in SPLITS:
+        m = manifest["splits"][split]
+        assert m["sentences"] == m["rows"] == ds[split].num_rows and m["skipped_unlocated"] == 0
+        assert all(b["skipped_rate"] == 0.0 for b in m["by_gender"].values())
+    assert manifest["splits"]["male_test"]["unlocated_kept"] == 1
+    lines = [json.loads(x) for x in (tmp_path / "onre" / "wikigenderbias_male_test.txt").read_text().splitlines()]
+    odd = [x for x in lines if not x["h"]["located"]]
+    assert len(odd) == 1 and odd[0]["h"]["pos"] == [0, 0] and odd[0]["token"][0] == "He"
+    # the exported test rows are the rows relext evaluates on
+    assert sorted(x["id"] for x in lines) == sorted(ds["male_test"]["id"])
+
+
+def test_opennre_skip_reports_drops_per_split_and_gender(tmp_path, tiny_records):
+    folder = export_mod.write_benchmark(tmp_path / "bench", _with_unlocated(tiny_records), description="",
+                                        progress=False)
+    ds = wikigenderbias.load(path=folder)
+    with pytest.warns(UserWarning, match="different rates") as caught:
+        manifest = export_opennre(ds, tmp_path / "onre", unlocated="skip")
+    sp = manifest["splits"]
+    assert sp["male_test"]["skipped_unlocated"] == 1 and sp["female_test"]["skipped_unlocated"] == 0
+    assert sp["male_test"]["by_gender"] == {"male": {"rows": 5, "sentences": 4, "skipped_unlocated": 1,
+                                                     "unlocated_kept": 0, "skipped_rate": 0.2}}
+    assert sp["train"]["by_gender"]["female"]["skipped_unlocated"] == 1
+    assert sp["train"]["by_gender"]["male"]["skipped_unlocated"] == 0
+    assert len(manifest["warnings"]) == 2 == len(caught)
+    assert any(w.startswith("train: 1 of") for w in manifest["warnings"])
+    assert any(w.startswith("test: 1 of 5 male_test rows dropped (20.0%)") for w in manifest["warnings"])
+    assert json.loads((tmp_path / "onre" / "manifest.json").read_text())["warnings"] == manifest["warnings"]
+    with pytest.raises(ValueError, match="unknown unlocated policy"):
+        export_opennre(ds, tmp_path / "x", unlocated="drop")
 
 
 def test_stats_on_a_known_benchmark(tiny_folder):
@@ -135,8 +184,15 @@ def test_stream_writer_in_chunks_equals_the_list_writer(tmp_path, monkeypatch, t
         assert streamed.schema.equals(pq.read_table(f).schema, check_metadata=True)
         assert streamed.to_pylist() == pq.read_table(f).to_pylist()
     assert pq.ParquetFile(folder / "data" / "sentences" / "train-00000-of-00001.parquet").num_row_groups == 5
-    assert (folder / "report.json").read_text() == (tiny_folder / "report.json").read_text()
-    assert (folder / "README.md").read_text() == (tiny_folder / "README.md").read_text()
+    # the reports differ only by the fingerprint of the (differently chunked) parquet bytes
+    streamed_report, list_report = (json.loads((f / "report.json").read_text()) for f in (folder, tiny_folder))
+    fp_s, fp_l = streamed_report.pop("fingerprint"), list_report.pop("fingerprint")
+    assert streamed_report == list_report
+    assert fp_s["sha256"] != fp_l["sha256"]
+    assert all(fp_s["configs"][c]["rows"] == fp_l["configs"][c]["rows"] for c in fp_l["configs"])
+    for f in (folder, tiny_folder):
+        report = json.loads((f / "report.json").read_text())
+        assert (f / "README.md").read_text() == render_card(description="A tiny test benchmark.", report=report)
     assert export_mod.read_entities(folder) == {
         s: [export_mod._entity_row(e) for e in es] for s, es in tiny_records().items()}
 
@@ -165,3 +221,31 @@ def test_report_wrappers_equal_the_written_reports(tiny_folder, tiny_records):
     report = json.loads((tiny_folder / "report.json").read_text())
     assert json.loads(json.dumps(export_mod.span_report(rows))) == report["spans"]
     assert export_mod.counts_report(ents, rows) == report["counts"]
+
+
+def test_committed_opennre_manifests_match_the_embedded_release(embedded):
+    from pathlib import Path
+
+    import numpy as np
+
+    from wikigenderbias.release import data_dir
+    from wikigenderbias.schema import GENDERS
+
+    results = Path(__file__).resolve().parents[2] / "results" / "data_export"
+    fp = json.loads((data_dir() / "report.json").read_text())["fingerprint"]["sha256"]
+    start = json.loads((results / "opennre_manifest.json").read_text())
+    skip = json.loads((results / "opennre_manifest_skip.json").read_text())
+    assert start["source"]["fingerprint"] == skip["source"]["fingerprint"] == fp
+    assert start["unlocated"]["policy"] == "start" and skip["unlocated"]["policy"] == "skip"
+    assert start["warnings"] == [] and len(skip["warnings"]) == 3
+    for split in SPLITS:
+        ds = embedded[split]
+        gender = np.asarray(ds["gender"][:])
+        unlocated = (np.asarray(ds["head_span"][:])[:, 0] < 0) | (np.asarray(ds["tail_span"][:])[:, 0] < 0)
+        for g, name in enumerate(GENDERS):
+            rows = int((gender == g).sum())
+            if not rows:
+                continue
+            assert start["splits"][split]["by_gender"][name]["rows"] == rows
+            assert start["splits"][split]["by_gender"][name]["skipped_unlocated"] == 0
+            assert skip["splits"][split]["by_gender"][name]["skipped_unlocated"] == int(unlocated[gender == g].sum())

@@ -47,6 +47,14 @@ class PipelineConfig:
         unknown = set(self.overrides) - set(PROFILES[self.profile])
         if unknown:
             raise ValueError(f"unknown profile setting(s) {sorted(unknown)}; known: {sorted(PROFILES[self.profile])}")
+        for key, value in self.overrides.items():  # typed and range-checked before any work starts
+            default = PROFILES[self.profile][key]
+            if isinstance(default, int) and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"--set {key}={value!r}: {key} takes a whole number (e.g. {key}={default})")
+            if isinstance(default, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ValueError(f"--set {key}={value!r}: {key} takes a number (e.g. {key}={default})")
+            if isinstance(default, (int, float)) and not value >= 1:
+                raise ValueError(f"--set {key}={value!r}: {key} must be >= 1")
         return {**PROFILES[self.profile], **self.overrides}
 
     def variants(self) -> list[str]:
@@ -56,10 +64,16 @@ class PipelineConfig:
         """Everything that can be checked before any work starts."""
         from kge.bias import MEASURES
         from kge.models import MODELS
+        from kge.train import TrainConfig as KGETrainConfig
         from relext.debias import get_debiaser
         from relext.train import TrainConfig
 
-        self.settings()
+        s = self.settings()
+        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
+                                         or self.threads < 1):
+            raise ValueError(f"threads must be a whole number >= 1, got {self.threads!r}")
+        if not 0 <= self.min_score <= 1:
+            raise ValueError(f"min_score must be in [0, 1], got {self.min_score!r}")
         for d in self.debias:
             if d in ("", "none", "baseline"):
                 raise ValueError("--debias names a debiasing method (e.g. cda); the baseline always runs")
@@ -67,7 +81,12 @@ class PipelineConfig:
         for m in self.measures:
             MEASURES.canonical(m)
         MODELS.canonical(self.kge_model)
-        TrainConfig(encoder=self.encoder, selector=self.selector).validate()
+        # both trainers' configs as the stages will build them: a bad value fails here, not after hours
+        TrainConfig(encoder=self.encoder, selector=self.selector, seed=self.seed, epochs=s["re_epochs"],
+                    word_dim=s["word_dim"], hidden=s["hidden"], w2v_epochs=s["w2v_epochs"],
+                    threads=self.threads).validate()
+        KGETrainConfig(model=self.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"], batch_size=s["kge_batch_size"],
+                       seed=self.seed, num_threads=self.threads)
         if self.dataset is not None:
             from wikigenderbias.release import check_folder
 
