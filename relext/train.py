@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import random
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -29,6 +28,7 @@ import torch
 from torch import nn
 
 from relext.bags import UNLOCATED_POLICIES, check_dataset, iter_batches
+from relext.checkpoint import load_torch_file, restore, save_checkpoint
 from relext.data import PreparedSplit, apply_dataset_transforms, load_dataset_dict, prepare_split, resolve_transforms
 from relext.embeddings import Word2VecParams, embedding_matrix, train_word2vec
 from relext.encoders import encoder_class
@@ -36,6 +36,7 @@ from relext.model import BagModel, build_model
 from relext.run import RunDir, atomic_torch_save, atomic_write_json, package_version
 from relext.selectors import selector_class
 from relext.vocab import PAD, UNK, Vocab
+from wgbcore.seeding import seed_everything
 from wikigenderbias.schema import RELATIONS, SPLITS
 
 OPTIMIZERS = ("sgd", "adam")
@@ -158,12 +159,6 @@ class TrainConfig:
 
 
 # --------------------------------------------------------------------------------------------
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % (2**32))
-    torch.manual_seed(seed)
-
-
 def validation_metrics(probs: np.ndarray, labels: Sequence[Sequence[int]]) -> dict[str, float]:
     """Quick validation metrics (full evaluation: relext.evaluate).
 
@@ -283,39 +278,6 @@ def training_sentences(train_split) -> list[list[str]]:
     return out
 
 
-def load_torch_file(path: str | os.PathLike, *, what: str) -> Any:
-    """``torch.load`` with ``weights_only=True``: tensors, numbers, strings, lists, tuples and dicts
-    only, so a crafted file cannot run code. Any failure is a one-line error naming the file."""
-    import pickle
-
-    path = Path(path)
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, AttributeError, ImportError,
-            KeyError, TypeError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{path}: not a readable relext {what} ({first[:200]}); files holding anything but "
-                         "tensors and plain values are refused, as loading them could run code; a "
-                         "checkpoint from an older wgb must be deleted (the run restarts)") from None
-
-
-def _numpy_state_out() -> tuple:
-    """numpy's global RNG state with its key array as a tensor (loadable with weights_only)."""
-    name, keys, pos, has_gauss, cached = np.random.get_state()
-    return (name, torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss), float(cached))
-
-
-def _numpy_state(st) -> tuple:
-    name, keys, pos, has_gauss, cached = st
-    keys = keys.numpy() if isinstance(keys, torch.Tensor) else np.asarray(keys)
-    return (name, keys.astype(np.uint32), int(pos), int(has_gauss), float(cached))
-
-
-def _python_state(st) -> tuple:
-    version, internal, gauss = st
-    return (version, tuple(internal), gauss)
-
-
 def freezes_word_embeddings(kv_transforms: Sequence[Callable]) -> bool:
     """Does a vectors transform ask the trainer to keep the word embeddings fixed
     (``hard_debias[freeze=true]``)?"""
@@ -349,32 +311,14 @@ def train(
     applied after the ones named in the config (``f(dataset_dict, seed=) -> dataset_dict`` before
     Word2Vec; ``f(keyed_vectors, seed=) -> keyed_vectors`` after it).
     """
-    from tqdm.auto import tqdm
-
     cfg = config.validate()
     run = RunDir(run_dir)
-    # ---- everything that can fail fast, before long work
-    if run.config.exists():
-        saved = TrainConfig.from_json(run.config)
-        diff = cfg.differences(saved)
-        if diff:
-            raise ValueError(f"{run.config}: the run directory holds another config (fields {diff} differ); "
-                             "use a new run directory")
+    ckpt = _checked_checkpoint(cfg, run)     # everything that can fail fast, before long work
     if run.is_done():
         return run.root
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     device = cfg.torch_device()
-    ckpt = None
-    if run.checkpoint.exists():
-        ckpt = load_torch_file(run.checkpoint, what="checkpoint")
-        if not isinstance(ckpt, dict) or "config" not in ckpt:
-            raise ValueError(f"{run.checkpoint}: not a relext checkpoint")
-        diff = cfg.differences(TrainConfig.from_json(ckpt["config"], source=str(run.checkpoint)))
-        if diff:
-            raise ValueError(f"{run.checkpoint}: checkpoint does not match the config (fields {diff} differ)")
-        if not run.vocab.exists():
-            raise ValueError(f"{run.checkpoint}: checkpoint without {run.vocab.name}")
     ds_transforms = resolve_transforms(cfg.dataset_transform, "dataset") + list(dataset_transforms)
     kv_transforms = resolve_transforms(cfg.vectors_transform, "vectors") + list(vectors_transforms)
     dataset = load_dataset_dict(cfg.dataset, dataset)
@@ -384,25 +328,78 @@ def train(
     t0 = time.perf_counter()
     dataset = apply_dataset_transforms(dataset, ds_transforms, seed=cfg.seed)
     info: dict[str, Any] = {"dataset_transform": list(cfg.dataset_transform), "vectors_transform": list(cfg.vectors_transform)}
+    vocab, vectors = _vocab_and_vectors(cfg, run, ckpt, dataset, kv_transforms, info)
+    train_split, val_split = _prepare_splits(cfg, dataset, vocab, info)
+    info["prepare_seconds"] = round(time.perf_counter() - t0, 3)
 
-    # ---- vocabulary and vectors
-    vectors = None
+    # ---- model, optimizer, state
+    seed_everything(cfg.seed)
+    model = model_from_config(cfg, vocab, vectors).to(device)
+    if freezes_word_embeddings(kv_transforms):
+        info["frozen_word_embeddings"] = freeze_word_embeddings(model)
+    optimizer = make_optimizer(cfg, model)
+    shuffle = np.random.default_rng(cfg.seed)
+    state = {"epoch": 0, "best_score": -math.inf, "best_epoch": None, "bad_epochs": 0, "history": []}
+    if ckpt is not None:
+        info = restore(ckpt, run, model, optimizer, state, shuffle, device, info)
+    else:
+        run.root.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(run.config, {**cfg.to_json(), "package_version": package_version()})
+        vocab.save(run.vocab)
+
+    for epoch in range(state["epoch"], cfg.epochs):
+        if cfg.patience and state["bad_epochs"] >= cfg.patience:
+            break
+        _epoch(cfg, run, model, optimizer, vocab, train_split, val_split, state, shuffle, epoch, progress)
+        save_checkpoint(cfg, run, model, optimizer, vocab, state, info, shuffle, device)
+        _write_metrics(run, cfg, state, info)
+    _write_metrics(run, cfg, state, info, finished=True)
+    run.mark_done()
+    return run.root
+
+
+def _checked_checkpoint(cfg: TrainConfig, run: RunDir) -> dict | None:
+    """The run directory's checkpoint (None when there is none), after checking that the folder
+    and the checkpoint hold this config and a vocabulary."""
+    if run.config.exists():
+        diff = cfg.differences(TrainConfig.from_json(run.config))
+        if diff:
+            raise ValueError(f"{run.config}: the run directory holds another config (fields {diff} differ); "
+                             "use a new run directory")
+    if run.is_done() or not run.checkpoint.exists():
+        return None
+    ckpt = load_torch_file(run.checkpoint, what="checkpoint")
+    if not isinstance(ckpt, dict) or "config" not in ckpt:
+        raise ValueError(f"{run.checkpoint}: not a relext checkpoint")
+    diff = cfg.differences(TrainConfig.from_json(ckpt["config"], source=str(run.checkpoint)))
+    if diff:
+        raise ValueError(f"{run.checkpoint}: checkpoint does not match the config (fields {diff} differ)")
+    if not run.vocab.exists():
+        raise ValueError(f"{run.checkpoint}: checkpoint without {run.vocab.name}")
+    return ckpt
+
+
+def _vocab_and_vectors(cfg: TrainConfig, run: RunDir, ckpt, dataset, kv_transforms, info: dict):
+    """(vocabulary, initial word vectors or None): the run's own vocabulary when resuming, else
+    Word2Vec on the training sentences (cached) after the vectors transforms."""
     if ckpt is not None:
         vocab = Vocab.load(run.vocab)
         if ckpt.get("vocab_fingerprint") != vocab.fingerprint():
             raise ValueError(f"{run.checkpoint}: checkpoint does not match {run.vocab} (vocabulary fingerprint differs)")
-    elif encoder_class(cfg.encoder).features == "words":
-        tw = time.perf_counter()
-        kv = train_word2vec(training_sentences(dataset["train"]), cfg.word2vec_params(), cache_dir=cfg.cache_dir)
-        for fn in kv_transforms:
-            kv = fn(kv, seed=cfg.seed)
-        vocab = Vocab.from_words(kv.index_to_key, lowercase=cfg.lowercase)
-        vectors = embedding_matrix(vocab, kv, seed=cfg.seed)
-        info["word2vec"] = {"seconds": round(time.perf_counter() - tw, 3), "words": len(kv.index_to_key),
-                            "params": cfg.word2vec_params().to_json()}
-    else:
-        vocab = Vocab([PAD, UNK], lowercase=cfg.lowercase)
+        return vocab, None
+    if encoder_class(cfg.encoder).features != "words":
+        return Vocab([PAD, UNK], lowercase=cfg.lowercase), None
+    tw = time.perf_counter()
+    kv = train_word2vec(training_sentences(dataset["train"]), cfg.word2vec_params(), cache_dir=cfg.cache_dir)
+    for fn in kv_transforms:
+        kv = fn(kv, seed=cfg.seed)
+    vocab = Vocab.from_words(kv.index_to_key, lowercase=cfg.lowercase)
+    info["word2vec"] = {"seconds": round(time.perf_counter() - tw, 3), "words": len(kv.index_to_key),
+                        "params": cfg.word2vec_params().to_json()}
+    return vocab, embedding_matrix(vocab, kv, seed=cfg.seed)
 
+
+def _prepare_splits(cfg: TrainConfig, dataset, vocab: Vocab, info: dict):
     opts = featurize_options(cfg)
     train_split = prepare_split(dataset["train"], "train", encoder=cfg.encoder, vocab=vocab, max_length=cfg.max_length,
                                 kind="train", unlocated=cfg.unlocated, featurize_options=opts)
@@ -412,75 +409,38 @@ def train(
         raise ValueError("the train and validation splits need at least one bag each")
     info["data"] = {s.name: {**s.bags.info, "bags": len(s.bags), "sentences": len(s.bags.rows), **s.table.info}
                     for s in (train_split, val_split)}
-    info["prepare_seconds"] = round(time.perf_counter() - t0, 3)
+    return train_split, val_split
 
-    # ---- model, optimizer, state
-    seed_everything(cfg.seed)
-    model = model_from_config(cfg, vocab, vectors).to(device)
-    if freezes_word_embeddings(kv_transforms):
-        frozen = freeze_word_embeddings(model)
-        info["frozen_word_embeddings"] = frozen
-    optimizer = make_optimizer(cfg, model)
-    shuffle = np.random.default_rng(cfg.seed)
-    state = {"epoch": 0, "best_score": -math.inf, "best_epoch": None, "bad_epochs": 0, "history": []}
-    if ckpt is not None:
-        try:
-            model.load_state_dict(ckpt["model"])
-            optimizer.load_state_dict(ckpt["optimizer"])
-        except (RuntimeError, ValueError, KeyError) as exc:
-            raise ValueError(f"{run.checkpoint}: checkpoint does not fit the model of its config: {exc}") from None
-        for k in state:
-            state[k] = ckpt["state"][k]
-        random.setstate(_python_state(ckpt["rng"]["python"]))
-        np.random.set_state(_numpy_state(ckpt["rng"]["numpy"]))
-        torch.set_rng_state(ckpt["rng"]["torch"])
-        if device.type == "cuda" and ckpt["rng"].get("cuda") is not None:
-            torch.cuda.set_rng_state(ckpt["rng"]["cuda"], device)
-        shuffle.bit_generator.state = ckpt["rng"]["shuffle"]
-        info = ckpt.get("info", info)
+
+def _epoch(cfg: TrainConfig, run: RunDir, model, optimizer, vocab: Vocab, train_split, val_split, state: dict,
+           shuffle, epoch: int, progress: bool) -> None:
+    """One epoch: train, validate, keep the model when it is the best so far; updates ``state``."""
+    from tqdm.auto import tqdm
+
+    t_epoch = time.perf_counter()
+    order = shuffle.permutation(len(train_split.bags))
+    mean_loss = run_epoch(model, optimizer, train_split, order, cfg.batch_size,
+                          desc=f"epoch {epoch + 1}/{cfg.epochs}", progress=progress)
+    train_seconds = time.perf_counter() - t_epoch
+    t_eval = time.perf_counter()
+    val = validation_metrics(predict_proba(model, val_split, cfg.eval_batch_size), val_split.bags.labels)
+    eval_seconds = time.perf_counter() - t_eval
+    score = val[cfg.select_metric]
+    improved = score > state["best_score"]
+    if improved:
+        state.update(best_score=score, best_epoch=epoch + 1, bad_epochs=0)
+        atomic_torch_save(run.model, {"config": cfg.to_json(), "vocab_fingerprint": vocab.fingerprint(),
+                                      "epoch": epoch + 1, "score": score, "state_dict": model.state_dict()})
     else:
-        run.root.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(run.config, {**cfg.to_json(), "package_version": package_version()})
-        vocab.save(run.vocab)
-
-    for epoch in range(state["epoch"], cfg.epochs):
-        if cfg.patience and state["bad_epochs"] >= cfg.patience:
-            break
-        t_epoch = time.perf_counter()
-        order = shuffle.permutation(len(train_split.bags))
-        mean_loss = run_epoch(model, optimizer, train_split, order, cfg.batch_size,
-                              desc=f"epoch {epoch + 1}/{cfg.epochs}", progress=progress)
-        train_seconds = time.perf_counter() - t_epoch
-        t_eval = time.perf_counter()
-        val = validation_metrics(predict_proba(model, val_split, cfg.eval_batch_size), val_split.bags.labels)
-        eval_seconds = time.perf_counter() - t_eval
-        score = val[cfg.select_metric]
-        improved = score > state["best_score"]
-        if improved:
-            state.update(best_score=score, best_epoch=epoch + 1, bad_epochs=0)
-            atomic_torch_save(run.model, {"config": cfg.to_json(), "vocab_fingerprint": vocab.fingerprint(),
-                                          "epoch": epoch + 1, "score": score, "state_dict": model.state_dict()})
-        else:
-            state["bad_epochs"] += 1
-        state["epoch"] = epoch + 1
-        state["history"].append({
-            "epoch": epoch + 1, "train_loss": mean_loss, "train_seconds": round(train_seconds, 3),
-            "eval_seconds": round(eval_seconds, 3), "validation": val, "best": improved,
-        })
-        if progress:
-            tqdm.write(f"epoch {epoch + 1}: loss {mean_loss:.4f}  validation {cfg.select_metric} "
-                       f"{score:.4f}  ({train_seconds:.1f}s train, {eval_seconds:.1f}s eval)")
-        atomic_torch_save(run.checkpoint, {
-            "config": cfg.to_json(), "vocab_fingerprint": vocab.fingerprint(), "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(), "state": state, "info": info,
-            "rng": {"python": random.getstate(), "numpy": _numpy_state_out(), "torch": torch.get_rng_state(),
-                    "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
-                    "shuffle": shuffle.bit_generator.state},
-        })
-        _write_metrics(run, cfg, state, info)
-    _write_metrics(run, cfg, state, info, finished=True)
-    run.mark_done()
-    return run.root
+        state["bad_epochs"] += 1
+    state["epoch"] = epoch + 1
+    state["history"].append({
+        "epoch": epoch + 1, "train_loss": mean_loss, "train_seconds": round(train_seconds, 3),
+        "eval_seconds": round(eval_seconds, 3), "validation": val, "best": improved,
+    })
+    if progress:
+        tqdm.write(f"epoch {epoch + 1}: loss {mean_loss:.4f}  validation {cfg.select_metric} "
+                   f"{score:.4f}  ({train_seconds:.1f}s train, {eval_seconds:.1f}s eval)")
 
 
 def _write_metrics(run: RunDir, cfg: TrainConfig, state: dict, info: dict, finished: bool = False) -> None:

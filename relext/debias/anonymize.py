@@ -157,6 +157,37 @@ def _trusted(span: Sequence[int], tokens: Sequence[str], person: "_Person") -> b
     return any(t.casefold() in person.words for t in tokens[span[0]:span[1]]) or not person.words
 
 
+def _known_name_candidates(known: Sequence["_Person"], toks: Sequence[str]) -> list[tuple[int, int, str, int]]:
+    """Every occurrence of a known person's full name (priority 2) or of one of their name words,
+    capitalised and two letters or more (priority 4)."""
+    out = []
+    n = len(toks)
+    for p in known:
+        L = len(p.tokens)
+        for i in range(n - L + 1):
+            if L and tuple(toks[i:i + L]) == p.tokens:
+                out.append((i, i + L, p.label, 2))
+        for i, t in enumerate(toks):
+            if len(t) > 1 and t[:1].isupper() and t.casefold() in p.words:
+                out.append((i, i + 1, p.label, 4))
+    return out
+
+
+def _outside(cands: list[tuple[int, int, str, int]], protected: Sequence[int]) -> list[tuple[int, int, str, int]]:
+    """The parts of the candidate spans outside the protected tail span."""
+    ps, pe = protected
+    kept = []
+    for c in cands:
+        if c[1] <= ps or c[0] >= pe:
+            kept.append(c)
+            continue
+        if c[0] < ps:
+            kept.append((c[0], ps, c[2], c[3]))
+        if pe < c[1]:
+            kept.append((pe, c[1], c[2], c[3]))
+    return kept
+
+
 def _merge(cands: list[tuple[int, int, str, int]]) -> list[tuple[int, int, str]]:
     """Merge overlapping candidate spans (lowest priority number wins), then same-label neighbours."""
     cands.sort(key=lambda c: (c[0], c[3], -c[1]))
@@ -282,7 +313,7 @@ class Anonymize:
         """Anonymized copies of the rows of one article (``ents``: NER spans per row).
 
         Reads each row's text, head, tail and their spans, never its relation (module docstring);
-        ``known_names``: person names as token tuples (see :func:`known_person_names`).
+        ``known_names``: person names as token tuples (see :func:`person_names`).
         """
         art = _Article(self.prefix)
         head = art.add(clean_name(rows[0]["head"]) or [rows[0]["head"]])
@@ -309,14 +340,7 @@ class Anonymize:
                 cands.append((hs[0], hs[1], head.label, 0))
             if ts is not None:
                 cands.append((ts[0], ts[1], person_of_row[k].label, 1))
-            for p in known:
-                L = len(p.tokens)
-                for i in range(n - L + 1):
-                    if L and tuple(toks[i:i + L]) == p.tokens:
-                        cands.append((i, i + L, p.label, 2))
-                for i, t in enumerate(toks):
-                    if len(t) > 1 and t[:1].isupper() and t.casefold() in p.words:
-                        cands.append((i, i + 1, p.label, 4))
+            cands += _known_name_candidates(known, toks)
             for s, e, label in row_ents:
                 if label == "PERSON" and 0 <= s < e <= n:
                     if hs is not None and s < hs[1] and hs[0] < e:
@@ -327,17 +351,7 @@ class Anonymize:
                         who = art.resolve(toks[s:e])
                     cands.append((s, e, who.label, 3))
             if protected is not None:
-                ps, pe = protected
-                kept = []
-                for c in cands:  # keep the parts of a mention outside the protected tail
-                    if c[1] <= ps or c[0] >= pe:
-                        kept.append(c)
-                        continue
-                    if c[0] < ps:
-                        kept.append((c[0], ps, c[2], c[3]))
-                    if pe < c[1]:
-                        kept.append((pe, c[1], c[2], c[3]))
-                cands = kept
+                cands = _outside(cands, protected)
             for c in cands:
                 counts[("head_span", "tail_span", "known_name", "ner_person", "known_name_word")[c[3]]] += 1
             spans = _merge(cands)
