@@ -26,7 +26,7 @@ def data() -> None:
     """Load, describe, export and build the WikiGenderBias benchmark."""
 
 
-@data.command()
+@click.command("info")
 @click.option("--dataset", type=click.Path(file_okay=False), default=None, help=_DATASET_HELP)
 def info(dataset: str | None) -> None:
     """Where the benchmark is, its splits and sizes, and how many mentions were located."""
@@ -55,7 +55,7 @@ def info(dataset: str | None) -> None:
                "  data fingerprint: none (older folder; add one with `wgb data refresh-card`)")
 
 
-@data.command()
+@click.command("stats")
 @click.option("--dataset", type=click.Path(file_okay=False), default=None, help=_DATASET_HELP)
 @click.option("--out", "out_dir", type=OutputPath(directory=True), default="wgb-output/stats", show_default=True,
               help="Folder for stats.json, stats.md and stats.png.")
@@ -79,7 +79,7 @@ def stats(dataset: str | None, out_dir: str) -> None:
     click.echo(f"wrote {out / 'stats.json'}, {out / 'stats.md'}, {out / 'stats.png'}")
 
 
-@data.command()
+@click.command("export")
 @click.option("--format", "fmt", type=click.Choice(["opennre"]), default="opennre", show_default=True)
 @click.option("--dataset", type=click.Path(file_okay=False), default=None, help=_DATASET_HELP)
 @click.option("--out", "out_dir", type=OutputPath(directory=True), default="wgb-output/opennre", show_default=True)
@@ -115,7 +115,7 @@ def export(fmt: str, dataset: str | None, out_dir: str, unlocated: str, overwrit
     click.echo(f"wrote {out_dir}")
 
 
-@data.command("refresh-card")
+@click.command("refresh-card")
 @click.option("--dataset", type=click.Path(file_okay=False), required=True, help="Benchmark folder.")
 def refresh_card_cmd(dataset: str) -> None:
     """Record the current data fingerprint of a benchmark folder in its README.md and report.json
@@ -132,7 +132,7 @@ def refresh_card_cmd(dataset: str) -> None:
     click.echo(f"{folder}: data fingerprint sha256:{fp['sha256']}")
 
 
-@data.command("convert-release")
+@click.command("convert-release")
 @click.argument("release", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", type=OutputPath(directory=True), required=True,
               help="Benchmark folder to write.")
@@ -148,4 +148,6 @@ def convert_release_cmd(release: str, out_dir: str, overwrite: bool) -> None:
     click.echo(f"wrote {folder}")
 
 
+for _cmd in (info, stats, export, refresh_card_cmd, convert_release_cmd):
+    data.add_command(_cmd)
 cli_data_build.register(data)

@@ -66,82 +66,85 @@ def _prepare(emb_dir, graph, no_emb, sensitive, a, b, target, names, preds):
     return view, specs, model
 
 
+@click.command("bias")
+@click.argument("emb_dir", type=click.Path(path_type=Path))
+@click.argument("graph", required=False)
+@click.option("--measure", "measures", multiple=True, default=("fisher",), show_default=True,
+              help="Registered measure name (repeatable) or 'all'.")
+@click.option("--sensitive", "sensitive", multiple=True, default=("gender",), show_default=True,
+              help="Sensitive relation (repeatable).")
+@click.option("--a", "a", default=None, help="Attribute value a (default: most frequent value).")
+@click.option("--b", "b", default=None,
+              help="Attribute value b; 'rest' = mean of all other values (default: second most frequent).")
+@click.option("--target", default="profession", show_default=True, help="Target relation.")
+@click.option("--option", "options", multiple=True, help="Measure setting KEY=VALUE, e.g. alpha=0.01, ks=10,50.")
+@click.option("--preds", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Authors'-format predictions CSV for keidar_dpd/keidar_ppd instead of our classifier.")
+@click.option("--model-label", default="", help="Name of the embeddings in the report (default: model name).")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--out", type=OutputPath(directory=False, path_type=Path), default=Path("bias.json"), show_default=True)
+def bias_cmd(emb_dir, graph, measures, sensitive, a, b, target, options, preds, model_label, seed, out):
+    """Run bias measures on the embeddings in EMB_DIR over GRAPH (default: the graph recorded
+    in EMB_DIR, else FB13). EMB_DIR may be '-' for measures that need no embeddings (data)."""
+    from tqdm import tqdm
+
+    from kge.bias import MEASURES, run_measure, save_results
+
+    names = MEASURES.names() if "all" in measures else list(measures)
+    for n in names:
+        if n not in MEASURES:
+            raise click.BadParameter(MEASURES.unknown_message(n, extra=" or 'all'"), param_hint="--measure")
+    names = [MEASURES.canonical(n) for n in names]
+    cfg = _options(options)
+    known = {f for n in names for f in MEASURES.options(n) or ()}
+    unknown = sorted(set(cfg) - known)
+    if unknown:
+        raise click.BadParameter(f"setting(s) {unknown} belong to none of the measures {names}",
+                                 param_hint="--option")
+    no_emb = str(emb_dir) == "-"
+    try:
+        view, specs, model = _prepare(emb_dir, graph, no_emb, sensitive, a, b, target, names, preds)
+    except (ValueError, FileNotFoundError) as e:
+        raise click.ClickException(str(e)) from e
+    results = []
+    jobs = [(n, s) for n in names for s in specs]
+    for n, s in tqdm(jobs, desc="bias measures", disable=None):
+        kw = {}
+        fields = MEASURES.options(n) or {}
+        kw.update({k: v for k, v in cfg.items() if k in fields})
+        if preds is not None and "preds" in fields:
+            from kge.bias.keidar import read_preds_csv
+
+            kw["preds"] = read_preds_csv(preds)
+        try:
+            results.append(run_measure(n, view, model, s, seed=seed, model_label=model_label, **kw))
+        except ValueError as e:
+            raise click.ClickException(f"{n} on {s.sensitive_relation}: {e}") from e
+    save_results(results, out)
+    click.echo(f"wrote {len(results)} result(s), {sum(len(r.rows) for r in results)} rows to {out}")
+
+@click.command("report")
+@click.argument("bias_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", type=OutputPath(directory=True, path_type=Path), default=Path("report"), show_default=True)
+@click.option("--top", default=20, show_default=True, help="Rows per top-k table.")
+@click.option("--min-count", default=5, show_default=True,
+              help="Keep items held by at least this many persons of A and B (Fisher et al. use 20).")
+def report_cmd(bias_json, out, top, min_count):
+    """Render one or more bias.json files as markdown + HTML tables and PNG plots."""
+    from kge.bias.result import load_results
+    from kge.report import render
+
+    results = []
+    for p in bias_json:
+        try:
+            results.extend(load_results(p))
+        except ValueError as e:
+            raise click.ClickException(str(e)) from e
+    paths = render(results, out, top=top, min_count=min_count)
+    click.echo(f"wrote {paths['markdown']} and {paths['html']}")
+
+
 def register(group: click.Group) -> None:
     """Add `bias` and `report` to the `wgb kge` group."""
-
-    @group.command("bias")
-    @click.argument("emb_dir", type=click.Path(path_type=Path))
-    @click.argument("graph", required=False)
-    @click.option("--measure", "measures", multiple=True, default=("fisher",), show_default=True,
-                  help="Registered measure name (repeatable) or 'all'.")
-    @click.option("--sensitive", "sensitive", multiple=True, default=("gender",), show_default=True,
-                  help="Sensitive relation (repeatable).")
-    @click.option("--a", "a", default=None, help="Attribute value a (default: most frequent value).")
-    @click.option("--b", "b", default=None,
-                  help="Attribute value b; 'rest' = mean of all other values (default: second most frequent).")
-    @click.option("--target", default="profession", show_default=True, help="Target relation.")
-    @click.option("--option", "options", multiple=True, help="Measure setting KEY=VALUE, e.g. alpha=0.01, ks=10,50.")
-    @click.option("--preds", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                  help="Authors'-format predictions CSV for keidar_dpd/keidar_ppd instead of our classifier.")
-    @click.option("--model-label", default="", help="Name of the embeddings in the report (default: model name).")
-    @click.option("--seed", default=0, show_default=True, type=int)
-    @click.option("--out", type=OutputPath(directory=False, path_type=Path), default=Path("bias.json"), show_default=True)
-    def bias_cmd(emb_dir, graph, measures, sensitive, a, b, target, options, preds, model_label, seed, out):
-        """Run bias measures on the embeddings in EMB_DIR over GRAPH (default: the graph recorded
-        in EMB_DIR, else FB13). EMB_DIR may be '-' for measures that need no embeddings (data)."""
-        from tqdm import tqdm
-
-        from kge.bias import MEASURES, run_measure, save_results
-
-        names = MEASURES.names() if "all" in measures else list(measures)
-        for n in names:
-            if n not in MEASURES:
-                raise click.BadParameter(MEASURES.unknown_message(n, extra=" or 'all'"), param_hint="--measure")
-        names = [MEASURES.canonical(n) for n in names]
-        cfg = _options(options)
-        known = {f for n in names for f in MEASURES.options(n) or ()}
-        unknown = sorted(set(cfg) - known)
-        if unknown:
-            raise click.BadParameter(f"setting(s) {unknown} belong to none of the measures {names}",
-                                     param_hint="--option")
-        no_emb = str(emb_dir) == "-"
-        try:
-            view, specs, model = _prepare(emb_dir, graph, no_emb, sensitive, a, b, target, names, preds)
-        except (ValueError, FileNotFoundError) as e:
-            raise click.ClickException(str(e)) from e
-        results = []
-        jobs = [(n, s) for n in names for s in specs]
-        for n, s in tqdm(jobs, desc="bias measures", disable=None):
-            kw = {}
-            fields = MEASURES.options(n) or {}
-            kw.update({k: v for k, v in cfg.items() if k in fields})
-            if preds is not None and "preds" in fields:
-                from kge.bias.keidar import read_preds_csv
-
-                kw["preds"] = read_preds_csv(preds)
-            try:
-                results.append(run_measure(n, view, model, s, seed=seed, model_label=model_label, **kw))
-            except ValueError as e:
-                raise click.ClickException(f"{n} on {s.sensitive_relation}: {e}") from e
-        save_results(results, out)
-        click.echo(f"wrote {len(results)} result(s), {sum(len(r.rows) for r in results)} rows to {out}")
-
-    @group.command("report")
-    @click.argument("bias_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-    @click.option("--out", type=OutputPath(directory=True, path_type=Path), default=Path("report"), show_default=True)
-    @click.option("--top", default=20, show_default=True, help="Rows per top-k table.")
-    @click.option("--min-count", default=5, show_default=True,
-                  help="Keep items held by at least this many persons of A and B (Fisher et al. use 20).")
-    def report_cmd(bias_json, out, top, min_count):
-        """Render one or more bias.json files as markdown + HTML tables and PNG plots."""
-        from kge.bias.result import load_results
-        from kge.report import render
-
-        results = []
-        for p in bias_json:
-            try:
-                results.extend(load_results(p))
-            except ValueError as e:
-                raise click.ClickException(str(e)) from e
-        paths = render(results, out, top=top, min_count=min_count)
-        click.echo(f"wrote {paths['markdown']} and {paths['html']}")
+    group.add_command(bias_cmd)
+    group.add_command(report_cmd)
