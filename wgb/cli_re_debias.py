@@ -209,7 +209,7 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     """Apply the dataset debiaser METHOD (anonymize, cda, anonymize+cda) and save the result to OUT.
 
     OUT gets one parquet file per split (data/sentences/<split>-00000-of-00001.parquet) and
-    debias.json (what was done: describe() of the debiaser), loadable with
+    debias.json (what was done: describe() of the debiaser; rows and sha256 of every file), loadable with
     datasets.load_dataset("parquet", data_dir=OUT/data/sentences).
     """
     from relext.data import load_dataset_dict
@@ -238,7 +238,16 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
         tmp = folder / f".{split}.tmp.parquet"
         ds.to_parquet(str(tmp))
         tmp.replace(final)
-    atomic_write_json(out / "debias.json", deb.describe())
+    import hashlib
+
+    files = {}
+    for split in data:
+        path = folder / f"{split}-00000-of-00001.parquet"
+        files[f"data/sentences/{path.name}"] = {"num_bytes": path.stat().st_size, "rows": len(data[split]),
+                                                "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    # loaded with datasets' parquet builder, whose cache key follows the files themselves; the
+    # checksums say which data a result was computed on
+    atomic_write_json(out / "debias.json", {**deb.describe(), "files": files})
     click.echo(f"wrote {', '.join(f'{s} ({len(d)} rows)' for s, d in data.items())} to {folder}")
 
 

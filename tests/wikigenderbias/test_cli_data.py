@@ -45,3 +45,24 @@ def test_convert_release_bad_file(tmp_path):
     r = CliRunner().invoke(cli, ["data", "convert-release", str(bad), "--out", str(tmp_path / "out")])
     assert r.exit_code == 1 and "Wikigender.json: malformed JSON at line 1" in r.output
     assert not (tmp_path / "out").exists()
+
+
+def test_debias_data_writes_parquet_with_checksums(tmp_path, tiny_folder):
+    import hashlib
+    import json
+
+    from click.testing import CliRunner
+    from datasets import load_dataset
+
+    from wgb.cli import cli
+
+    out = tmp_path / "cda"
+    res = CliRunner().invoke(cli, ["re", "debias-data", "cda", str(out), "--dataset", str(tiny_folder)])
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "debias.json").read_text())
+    assert info["name"] == "cda" and info["files"]
+    for rel, f in info["files"].items():
+        assert hashlib.sha256((out / rel).read_bytes()).hexdigest() == f["sha256"]
+    ds = load_dataset("parquet", data_dir=str(out / "data" / "sentences"))
+    train_rel = next(k for k in info["files"] if "/train-" in k)
+    assert ds["train"].num_rows == info["files"][train_rel]["rows"]
