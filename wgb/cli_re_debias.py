@@ -214,7 +214,7 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     """
     from relext.data import load_dataset_dict
     from relext.debias import canonical_name, get_debiaser
-    from wgbcore.atomicio import atomic_write_json
+    from wgbcore.atomicio import atomic_open, atomic_write_json
 
     try:
         canon = canonical_name(method)
@@ -234,10 +234,8 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     folder = out / "data" / "sentences"
     folder.mkdir(parents=True, exist_ok=True)
     for split, ds in data.items():
-        final = folder / f"{split}-00000-of-00001.parquet"
-        tmp = folder / f".{split}.tmp.parquet"
-        ds.to_parquet(str(tmp))
-        tmp.replace(final)
+        with atomic_open(folder / f"{split}-00000-of-00001.parquet", "wb") as fh:
+            ds.to_parquet(fh)
     import hashlib
 
     files = {}

@@ -62,6 +62,23 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", *, encoding: str | No
         raise
 
 
+def replace_dir(tmp: str | os.PathLike, folder: str | os.PathLike) -> Path:
+    """Put the finished temporary folder ``tmp`` in the place of ``folder``: an existing folder is
+    first moved aside (renamed), then removed, so ``folder`` is always either the old or the new
+    complete folder."""
+    import shutil
+
+    tmp, folder = Path(tmp), Path(folder)
+    if folder.exists():
+        old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+        os.replace(folder, old)
+        os.replace(tmp, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, folder)
+    return folder
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     with atomic_open(path, "wb") as fh:
         fh.write(data)

@@ -310,7 +310,7 @@ def write_benchmark_stream(
                 raise _empty_split(split)
         files.close()
 
-        from wgbcore.atomicio import atomic_write_json, atomic_write_text
+        from wgbcore.atomicio import atomic_write_json, atomic_write_text, replace_dir
         from wikigenderbias.card import fingerprint, render_card
 
         full_report = dict(report or {})
@@ -320,13 +320,7 @@ def write_benchmark_stream(
         full_report["fingerprint"] = fingerprint(tmp)
         atomic_write_json(tmp / "report.json", full_report, indent=2, sort_keys=True)
         atomic_write_text(tmp / "README.md", render_card(description=description, report=full_report))
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
-            os.replace(folder, old)
-            os.replace(tmp, folder)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, folder)
+        replace_dir(tmp, folder)
     except BaseException:
         files.abort()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -104,7 +104,7 @@ def export_opennre(dsdict, out_dir: str | os.PathLike, *, prefix: str = "wikigen
     (``skipped_unlocated``, with its rate) and the rows kept with an unlocated mention
     (``unlocated_kept``), and lists ``warnings`` (also issued) when the genders' drop rates differ.
     ``source`` (e.g. the benchmark and its fingerprint) is recorded as is."""
-    from wgbcore.atomicio import atomic_write_json
+    from wgbcore.atomicio import atomic_write_json, replace_dir
 
     if unlocated not in UNLOCATED_POLICIES:
         raise ValueError(f"unknown unlocated policy {unlocated!r}; expected one of {list(UNLOCATED_POLICIES)}")
@@ -144,9 +144,7 @@ def export_opennre(dsdict, out_dir: str | os.PathLike, *, prefix: str = "wikigen
                                          "by_gender": by_gender}
         manifest["warnings"] = drop_rate_warnings(manifest["splits"])
         atomic_write_json(tmp / "manifest.json", manifest)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
+        replace_dir(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -86,3 +86,19 @@ def test_malformed_jsonl_names_file_and_line(tmp_path):
     p.write_text('{"a": 1}\n\n{oops\n')
     with pytest.raises(ValueError, match=r"x.jsonl:3: malformed JSON"):
         atomicio.read_jsonl(p)
+
+
+def test_replace_dir_swaps_whole_folders(tmp_path):
+    from wgbcore.atomicio import replace_dir
+
+    folder, tmp = tmp_path / "out", tmp_path / ".out.tmp"
+    tmp.mkdir()
+    (tmp / "a.txt").write_text("new")
+    replace_dir(tmp, folder)
+    assert (folder / "a.txt").read_text() == "new" and not tmp.exists()
+    tmp.mkdir()
+    (tmp / "b.txt").write_text("newer")
+    (folder / "stale.txt").write_text("old")
+    replace_dir(tmp, folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["b.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # the old folder is gone too
