@@ -10,16 +10,17 @@ numbers as an uninterrupted run. A run dir of another configuration or another g
 same file with its lines shuffled) is refused.
 A finished ``out_dir`` (``DONE``) with the same config is returned without training again.
 
-All model parameters are ``nn.Embedding(sparse=True)`` tables and every update is sparse: the
-entity table (the big one) by :class:`RowAdam`, a lazy Adam on the batch's unique rows gathered
+All model parameters are ``nn.Embedding(sparse=True)`` tables and every update is sparse
+(:mod:`kge.optim`): the entity table (the big one) by :class:`RowAdam`, a lazy Adam on the batch's unique rows gathered
 into one dense block, with the semantics of :class:`torch.optim.SparseAdam` (moments of rows not
 in a batch are not decayed); the small per-relation tables (relations, TransH normals) get dense
 gradients during training and plain Adam. Models with an
 entity constraint (TransE: unit sphere, TransH: unit ball) project the updated rows.
+The run dir (checkpoint, result, the checks that refuse another config or graph) is
+:mod:`kge.checkpoint`.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -28,89 +29,27 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from wgbcore.atomicio import atomic_torch_save, atomic_write_json, atomic_write_text
+from wgbcore.atomicio import atomic_write_json, atomic_write_text
 from wgbcore.config import check_fields
 from wgbcore.provenance import package_version
 from wgbcore.seeding import seed_everything
 
+from kge.checkpoint import (CHECKPOINT, DONE, RESULT, CheckpointError, ConfigMismatchError, check_same_graph,
+                            check_same_run, load_checkpoint, read_result, restore_checkpoint, save_checkpoint)
 from kge.embeddings import save_model
 from kge.evaluate import evaluate
 from kge.graph import KnowledgeGraph
 from kge.losses import LOSSES, get_loss
 from kge.models import MODELS, KGEModel, get_model
+from kge.optim import DenseAdam, RowAdam, make_optimizer  # noqa: F401 (DenseAdam: kept importable from here)
 from kge.sampling import SAMPLERS, get_sampler
 
 __all__ = ["TrainConfig", "TrainResult", "train", "seed_everything", "make_optimizer", "ConfigMismatchError",
            "CheckpointError", "load_checkpoint"]
-
-CHECKPOINT = "checkpoint.pt"
-RESULT = "result.json"
-DONE = "DONE"
-# fields that may change between an interrupted run and its resumption
-_RESUMABLE_CHANGES = {"epochs", "num_threads", "checkpoint_every", "max_train_seconds"}
-
-
-class ConfigMismatchError(ValueError):
-    """out_dir holds a run with a different configuration or of another graph."""
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be read or does not fit (garbage, truncated, crafted, other model)."""
-
-
-_CHECKPOINT_KEYS = ("config", "epoch", "model", "optimizers", "row_optimizer", "generator", "torch_rng", "history",
-                    "best", "train_seconds")
-_START_OVER = "delete it or rerun with --overwrite (overwrite=True) to start over"
-
-
-def _first_line(exc: BaseException) -> str:
-    """The first sentence of the first line of ``exc`` (at most 200 characters)."""
-    text = str(exc).strip()
-    if not text:
-        return type(exc).__name__
-    line = text.splitlines()[0]
-    return line.split(". ")[0].rstrip(".")[:200]
-
-
-def load_checkpoint(path: str | os.PathLike) -> dict:
-    """A training checkpoint, read with ``torch.load(weights_only=True)``: tensors and plain values
-    only, so a crafted file cannot run code. Any failure is a one-line :class:`CheckpointError`
-    naming the file."""
-    path = Path(path)
-    try:
-        ck = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # zip, unpickler and type errors alike: the file is unusable
-        raise CheckpointError(f"{path}: not a readable kge checkpoint ({_first_line(exc)}); files holding "
-                              f"anything but tensors and plain values are refused, as loading them could run "
-                              f"code; {_START_OVER}") from None
-    missing = [k for k in _CHECKPOINT_KEYS if not isinstance(ck, dict) or k not in ck]
-    if missing or not isinstance(ck["config"], dict):
-        raise CheckpointError(f"{path}: not a kge checkpoint (missing {missing or ['config']}); {_START_OVER}")
-    return ck
-
-
-_FINGERPRINT_WORDS = {
-    "names_sha256": "the entity/relation names or their order differ (entity ids would belong to other entities)",
-    "triples_sha256": "the triples or their order differ",
-}
-
-
-def _check_same_graph(saved: dict | None, graph: KnowledgeGraph, where: Path) -> None:
-    """Refuse a run recorded for another graph (``saved``: its :meth:`KnowledgeGraph.fingerprint`;
-    keys one side lacks, e.g. from an older wgb, are not compared)."""
-    if not isinstance(saved, dict):
-        return
-    now = graph.fingerprint()
-    diff = [k for k in now if k in saved and saved[k] != now[k]]
-    if diff:
-        details = "; ".join(_FINGERPRINT_WORDS.get(k, f"{k}: {saved[k]!r} -> {now[k]!r}") for k in diff)
-        raise ConfigMismatchError(f"{where} holds a run on another graph than {graph.name!r} ({details}); "
-                                  f"use another output dir or --overwrite (overwrite=True) to start over")
 
 
 def _check_number(config, name: str, ok, rule: str, integer: bool = False) -> None:
@@ -212,99 +151,6 @@ class TrainResult:
         return d
 
 
-class RowAdam:
-    """Lazy Adam on the rows of one embedding table (the semantics of ``torch.optim.SparseAdam``).
-
-    Each row's vector and both Adam moments live side by side in one ``[N, 3, d]`` array, so a
-    step is one gather of the batch's unique rows (:meth:`gather`, a dense leaf block whose
-    gradient needs no sparse tensors and no coalescing) and one scatter back (:meth:`step`).
-    Only those rows' moments are updated; the step count (bias correction) is global, as in
-    SparseAdam. An optional ``project`` (e.g. TransE's unit sphere) is applied to updated rows.
-    The model's weight is refreshed from the table by :meth:`sync` (done every epoch).
-    """
-
-    def __init__(self, weight: torch.Tensor, lr: float, betas=(0.9, 0.999), eps: float = 1e-8) -> None:
-        self.weight, self.lr, self.betas, self.eps = weight, lr, betas, eps
-        n, d = weight.shape
-        self.table = np.zeros((n, 3, d), dtype=np.float32)
-        self.table[:, 0] = weight.detach().cpu().numpy()
-        self.step_count = 0
-        self._mark = np.zeros(n, dtype=bool)
-        self._pos = np.zeros(n, dtype=np.int64)
-
-    def gather(self, ids: torch.Tensor):
-        """``(leaf [U, d] requiring grad, inverse [len(ids)], handle)`` for the unique rows of ids."""
-        ids_np = ids.numpy()
-        self._mark[ids_np] = True
-        uniq = np.flatnonzero(self._mark)  # sorted unique ids without a sort: O(N) bitmap scan
-        self._mark[uniq] = False
-        self._pos[uniq] = np.arange(len(uniq))
-        inv = torch.from_numpy(self._pos[ids_np])
-        block = torch.from_numpy(self.table.take(uniq, axis=0))
-        leaf = block[:, 0].requires_grad_()
-        return leaf, inv, (uniq, block)
-
-    @torch.no_grad()
-    def step(self, handle, grad: torch.Tensor, project=None) -> None:
-        uniq, block = handle
-        self.step_count += 1
-        b1, b2 = self.betas
-        w, m, v = block[:, 0], block[:, 1], block[:, 2]
-        m.mul_(b1).add_(grad, alpha=1 - b1)
-        v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-        bc1 = 1 - b1 ** self.step_count
-        bc2 = 1 - b2 ** self.step_count
-        denom = (v / bc2).sqrt_().add_(self.eps)
-        w.addcdiv_(m, denom, value=-self.lr / bc1)
-        if project is not None:
-            w.copy_(project(w))
-        self.table[uniq] = block.numpy()
-
-    @torch.no_grad()
-    def sync(self) -> None:
-        """Copy the trained rows into the model's weight."""
-        self.weight.copy_(torch.from_numpy(self.table[:, 0]))
-
-    def state_dict(self) -> dict:
-        return {"moments": torch.from_numpy(self.table[:, 1:].copy()), "step": self.step_count}
-
-    def load_state_dict(self, state: dict) -> None:
-        """Moments from ``state``; vectors from the (already restored) model weight."""
-        self.table[:, 0] = self.weight.detach().cpu().numpy()
-        self.table[:, 1:] = state["moments"].numpy()
-        self.step_count = int(state["step"])
-
-
-class DenseAdam(torch.optim.Adam):
-    """Adam for the small tables (relations, TransH normals): sparse gradients are densified
-    first (a dense step over ~R rows costs nothing and avoids SparseAdam's coalescing)."""
-
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None and p.grad.is_sparse:
-                    p.grad = p.grad.to_dense()
-        return super().step(closure)
-
-
-def make_optimizer(model: nn.Module, lr: float, exclude: tuple = ()) -> list[torch.optim.Optimizer]:
-    """Adam (densifying sparse gradients) for every parameter but ``exclude`` (the entity table,
-    handled by :class:`RowAdam`)."""
-    skip = {id(p) for p in exclude}
-    params = [p for p in model.parameters() if id(p) not in skip]
-    return [DenseAdam(params, lr=lr)] if params else []
-
-
-def _check_same_run(saved: dict, config: TrainConfig, out_dir: Path) -> None:
-    now = config.to_dict()
-    diff = sorted(k for k in set(saved) | set(now) if k not in _RESUMABLE_CHANGES and saved.get(k) != now.get(k))
-    if diff:
-        details = ", ".join(f"{k}: {saved.get(k)!r} -> {now.get(k)!r}" for k in diff)
-        raise ConfigMismatchError(f"{out_dir} holds a run with another configuration ({details}); "
-                                  f"use another output dir or --overwrite (overwrite=True) to start over")
-
-
 def _batch_loss(model: KGEModel, batch: torch.Tensor, neg_h: torch.Tensor, neg_t: torch.Tensor, loss_fn,
                 config: TrainConfig, row_opt: RowAdam):
     """Loss of one batch. The batch's unique entity rows are one dense leaf ``[U, d]`` gathered by
@@ -347,157 +193,176 @@ def train(graph: KnowledgeGraph, config: TrainConfig | None = None, out_dir: str
         raise
 
 
-def _read_result(path: Path) -> dict:
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable result file ({_first_line(exc)}); {_START_OVER}") from None
-    if not isinstance(saved, dict) or not isinstance(saved.get("config"), dict):
-        raise ValueError(f"{path}: not a kge result file (no 'config'); {_START_OVER}")
-    return saved
+def _finished_run(graph: KnowledgeGraph, config: TrainConfig, out: Path, overwrite: bool) -> TrainResult | None:
+    """Make ``out`` ready: emptied with ``overwrite``, created if missing. A finished run there of the
+    same config, graph and number of epochs is returned; with more epochs asked for it is reopened
+    (its checkpoint continues); another config or graph is refused."""
+    if overwrite and out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / DONE).exists() and (out / RESULT).exists():
+        saved = read_result(out / RESULT)
+        check_same_run(saved["config"], config, out)
+        check_same_graph(saved.get("graph"), graph, out)
+        if saved["config"]["epochs"] == config.epochs:
+            from kge.embeddings import load_model
+            res = TrainResult(**{k: v for k, v in saved.items() if k != "model"})
+            res.model = load_model(out, graph)
+            return res
+        (out / DONE).unlink()  # more epochs asked for: continue from the checkpoint
+    return None
 
 
 def _train(graph: KnowledgeGraph, config: TrainConfig, out: Path | None, overwrite: bool, progress: bool | None,
            on_epoch_end: Callable[[int, dict], None] | None) -> TrainResult:
     if out is not None:
-        if overwrite and out.exists():
-            shutil.rmtree(out)
-        out.mkdir(parents=True, exist_ok=True)
-        if (out / DONE).exists() and (out / RESULT).exists():
-            saved = _read_result(out / RESULT)
-            _check_same_run(saved["config"], config, out)
-            _check_same_graph(saved.get("graph"), graph, out)
-            if saved["config"]["epochs"] == config.epochs:
-                from kge.embeddings import load_model
-                res = TrainResult(**{k: v for k, v in saved.items() if k != "model"})
-                res.model = load_model(out, graph)
-                return res
-            (out / DONE).unlink()  # more epochs asked for: continue from the checkpoint
+        finished = _finished_run(graph, config, out, overwrite)
+        if finished is not None:
+            return finished
     if config.num_threads:
         torch.set_num_threads(config.num_threads)
+    run = _Run(graph, config, out)
+    run.epochs(progress, on_epoch_end)
+    return run.finish(progress)
 
-    gen = seed_everything(config.seed)
-    model = get_model(config.model, graph.num_entities, graph.num_relations, config.dim, **config.model_kwargs)
-    # the small per-relation tables get dense gradients while training (a dense [R, d] gradient
-    # beats densifying a sparse one with B rows); the entity table is updated row-sparse by RowAdam
-    for m in model.modules():
-        if isinstance(m, nn.Embedding) and m is not model.entity:
-            m.sparse = False
-    row_opt = RowAdam(model.entity.weight.data, config.lr)
-    opts = make_optimizer(model, config.lr, exclude=(model.entity.weight,))
-    sampler = get_sampler(config.sampler, graph.num_entities, graph.num_relations, graph.train)
-    loss_fn = get_loss(config.loss)
-    project = getattr(model, "project_entities", None)
-    train_t = torch.from_numpy(graph.train)
-    n = len(train_t)
 
-    fingerprint = graph.fingerprint()
-    start_epoch, history = 0, []
-    best = {"mrr": None, "epoch": None, "state": None, "bad": 0}
-    train_seconds = 0.0
-    ckpt_path = out / CHECKPOINT if out is not None else None
-    if ckpt_path is not None and ckpt_path.exists():
-        ck = load_checkpoint(ckpt_path)
-        _check_same_run(ck["config"], config, out)
-        _check_same_graph(ck.get("graph"), graph, out)
-        try:
-            model.load_state_dict(ck["model"])
-            if len(ck["optimizers"]) != len(opts):
-                raise ValueError(f"{len(ck['optimizers'])} optimizer states for {len(opts)} optimizers")
-            for o, s in zip(opts, ck["optimizers"]):
-                o.load_state_dict(s)
-            row_opt.load_state_dict(ck["row_optimizer"])
-            gen.set_state(ck["generator"])
-            torch.set_rng_state(ck["torch_rng"])
-            start_epoch, history, best = int(ck["epoch"]), list(ck["history"]), dict(ck["best"])
-            train_seconds = float(ck["train_seconds"])
-        except Exception as exc:  # shapes, types or keys that do not fit this model and graph
-            raise CheckpointError(f"{ckpt_path}: does not fit a {config.model} model of graph {graph.name!r} "
-                                  f"({_first_line(exc)}); {_START_OVER}") from None
-    resumed_from = start_epoch
+class _Run:
+    """One training run: the model, its optimizers and sampler, and the state a checkpoint keeps
+    (epoch, history, best model so far, training time), restored from ``out``'s checkpoint if any.
 
-    def checkpoint(epoch: int) -> None:
-        atomic_torch_save(ckpt_path, {"config": config.to_dict(), "graph": fingerprint, "epoch": epoch,
-                                      "model": model.state_dict(),
-                                      "optimizers": [o.state_dict() for o in opts],
-                                      "row_optimizer": row_opt.state_dict(), "generator": gen.get_state(),
-                                      "torch_rng": torch.get_rng_state(), "history": history, "best": best,
-                                      "train_seconds": train_seconds})
+    :meth:`epochs` trains (one :meth:`_epoch`, then :meth:`_validate` and a checkpoint, per epoch);
+    :meth:`finish` evaluates and writes the embedding dir."""
 
-    stopped_early = best.get("stopped", False)
-    bar = tqdm(range(start_epoch, config.epochs), desc=f"{config.model} {graph.name}", unit="epoch",
-               initial=start_epoch, total=config.epochs, disable=None if progress is None else not progress)
-    model.train()
-    for epoch in bar:
-        if stopped_early:
-            break
+    def __init__(self, graph: KnowledgeGraph, config: TrainConfig, out: Path | None) -> None:
+        self.graph, self.config, self.out = graph, config, out
+        self.gen = seed_everything(config.seed)
+        model = get_model(config.model, graph.num_entities, graph.num_relations, config.dim, **config.model_kwargs)
+        # the small per-relation tables get dense gradients while training (a dense [R, d] gradient
+        # beats densifying a sparse one with B rows); the entity table is updated row-sparse by RowAdam
+        for m in model.modules():
+            if isinstance(m, nn.Embedding) and m is not model.entity:
+                m.sparse = False
+        self.model = model
+        self.row_opt = RowAdam(model.entity.weight.data, config.lr)
+        self.opts = make_optimizer(model, config.lr, exclude=(model.entity.weight,))
+        self.sampler = get_sampler(config.sampler, graph.num_entities, graph.num_relations, graph.train)
+        self.loss_fn = get_loss(config.loss)
+        self.project = getattr(model, "project_entities", None)
+        self.train_t = torch.from_numpy(graph.train)
+        self.n = len(self.train_t)
+
+        self.fingerprint = graph.fingerprint()
+        self.start_epoch, self.history = 0, []
+        self.best = {"mrr": None, "epoch": None, "state": None, "bad": 0}
+        self.train_seconds = 0.0
+        self.ckpt_path = out / CHECKPOINT if out is not None else None
+        if self.ckpt_path is not None and self.ckpt_path.exists():
+            ck = load_checkpoint(self.ckpt_path)
+            check_same_run(ck["config"], config, out)
+            check_same_graph(ck.get("graph"), graph, out)
+            self.start_epoch, self.history, self.best, self.train_seconds = restore_checkpoint(
+                self.ckpt_path, ck, model_name=config.model, graph_name=graph.name, model=model,
+                optimizers=self.opts, row_optimizer=self.row_opt, generator=self.gen)
+        self.resumed_from = self.start_epoch
+        self.stopped_early = self.best.get("stopped", False)
+
+    def epochs(self, progress: bool | None, on_epoch_end: Callable[[int, dict], None] | None) -> None:
+        """Train from the first epoch not done to ``config.epochs`` (or an early stop)."""
+        config = self.config
+        bar = tqdm(range(self.start_epoch, config.epochs), desc=f"{config.model} {self.graph.name}", unit="epoch",
+                   initial=self.start_epoch, total=config.epochs, disable=None if progress is None else not progress)
+        self.model.train()
+        for epoch in bar:
+            if self.stopped_early:
+                break
+            record = self._epoch(epoch)
+            if config.eval_every and (epoch + 1) % config.eval_every == 0 and len(self.graph.valid):
+                self._validate(epoch, record)
+            self.history.append(record)
+            if config.max_train_seconds and self.train_seconds >= config.max_train_seconds \
+                    and epoch + 1 < config.epochs:
+                self._stop("time_budget")
+            bar.set_postfix(loss=f"{record['loss']:.4f}", **({"val_mrr": f"{record['valid']['mrr']:.3f}"}
+                                                             if "valid" in record else {}))
+            if self.ckpt_path is not None and ((epoch + 1) % config.checkpoint_every == 0
+                                               or epoch + 1 == config.epochs or self.stopped_early):
+                save_checkpoint(self.ckpt_path, config=config.to_dict(), graph=self.fingerprint, epoch=epoch + 1,
+                                model=self.model, optimizers=self.opts, row_optimizer=self.row_opt,
+                                generator=self.gen, history=self.history, best=self.best,
+                                train_seconds=self.train_seconds)
+            if on_epoch_end is not None:
+                on_epoch_end(epoch + 1, record)
+        bar.close()
+        for m in self.model.modules():
+            if isinstance(m, nn.Embedding):
+                m.sparse = True
+
+    def _epoch(self, epoch: int) -> dict:
+        """One pass over the shuffled training triples; returns the epoch's history record."""
+        config, model, row_opt, n = self.config, self.model, self.row_opt, self.n
         t0 = time.perf_counter()
-        perm = torch.randperm(n, generator=gen)
+        perm = torch.randperm(n, generator=self.gen)
         total = 0.0
         for i in range(0, n, config.batch_size):
-            batch = train_t[perm[i:i + config.batch_size]]
-            neg_h, neg_t = sampler.sample(batch, config.negatives, gen)
-            loss, leaf, handle = _batch_loss(model, batch, neg_h, neg_t, loss_fn, config, row_opt)
-            for o in opts:
+            batch = self.train_t[perm[i:i + config.batch_size]]
+            neg_h, neg_t = self.sampler.sample(batch, config.negatives, self.gen)
+            loss, leaf, handle = _batch_loss(model, batch, neg_h, neg_t, self.loss_fn, config, row_opt)
+            for o in self.opts:
                 o.zero_grad(set_to_none=True)
             loss.backward()
-            for o in opts:
+            for o in self.opts:
                 o.step()
-            row_opt.step(handle, leaf.grad, project)
+            row_opt.step(handle, leaf.grad, self.project)
             total += loss.item() * len(batch)
         row_opt.sync()
         if not math.isfinite(total):  # before its checkpoint: the last one stays a good state
-            raise ValueError(f"training {config.model} on graph {graph.name!r} diverged in epoch {epoch + 1} "
+            raise ValueError(f"training {config.model} on graph {self.graph.name!r} diverged in epoch {epoch + 1} "
                              f"(loss {total / n}); lower the learning rate (lr={config.lr})")
         secs = time.perf_counter() - t0
-        train_seconds += secs
-        record = {"epoch": epoch + 1, "loss": total / n, "seconds": secs, "triples_per_second": n / secs}
-        if config.eval_every and (epoch + 1) % config.eval_every == 0 and len(graph.valid):
-            m = evaluate(model, graph, "valid", batch_size=config.eval_batch_size,
-                         max_triples=config.valid_max_triples, seed=config.seed, progress=False)
-            record["valid"] = {k: getattr(m, k) for k in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")}
-            record["valid_seconds"] = m.seconds
-            if best["mrr"] is None or m.mrr > best["mrr"]:
-                best.update(mrr=m.mrr, epoch=epoch + 1, bad=0,
-                            state={k: v.clone() for k, v in model.state_dict().items()})
-            else:
-                best["bad"] += 1
-                if config.patience and best["bad"] >= config.patience:
-                    stopped_early = best["stopped"] = True
-                    best["reason"] = "early_stopping"
-        history.append(record)
-        if config.max_train_seconds and train_seconds >= config.max_train_seconds and epoch + 1 < config.epochs:
-            stopped_early = best["stopped"] = True
-            best["reason"] = "time_budget"
-        bar.set_postfix(loss=f"{record['loss']:.4f}", **({"val_mrr": f"{record['valid']['mrr']:.3f}"}
-                                                         if "valid" in record else {}))
-        if ckpt_path is not None and ((epoch + 1) % config.checkpoint_every == 0 or epoch + 1 == config.epochs
-                                      or stopped_early):
-            checkpoint(epoch + 1)
-        if on_epoch_end is not None:
-            on_epoch_end(epoch + 1, record)
-    bar.close()
-    for m in model.modules():
-        if isinstance(m, nn.Embedding):
-            m.sparse = True
+        self.train_seconds += secs
+        return {"epoch": epoch + 1, "loss": total / n, "seconds": secs, "triples_per_second": n / secs}
 
-    if best["state"] is not None:
-        model.load_state_dict(best["state"])
-    model.eval()
-    epochs_run = history[-1]["epoch"] if history else 0
-    trained = sum(r["seconds"] for r in history)
-    result = TrainResult(
-        config=config.to_dict(), graph=fingerprint, epochs_run=epochs_run, best_epoch=best["epoch"],
-        best_valid_mrr=best["mrr"], stopped_early=stopped_early,
-        stop_reason=best.get("reason", "early_stopping") if stopped_early else "epochs", train_seconds=train_seconds,
-        triples_per_second=(n * len(history) / trained) if trained else 0.0, history=history,
-        resumed_from_epoch=resumed_from, version=package_version(), out_dir=str(out) if out else None, model=model)
-    if config.evaluate_test and len(graph.test):
-        result.test = evaluate(model, graph, "test", batch_size=config.eval_batch_size, progress=progress).to_dict()
-    if out is not None:
-        save_model(model, out, graph, extra={"seed": config.seed, "train_config": config.to_dict()})
-        atomic_write_json(out / RESULT, result.to_dict(), clean=False)
-        if result.test is not None:
-            atomic_write_json(out / "metrics.json", result.test, clean=False)
-        atomic_write_text(out / DONE, "done\n")
-    return result
+    def _validate(self, epoch: int, record: dict) -> None:
+        """Validation MRR into ``record``; keeps the best model so far and stops after ``patience``
+        validations without improvement."""
+        config, best = self.config, self.best
+        m = evaluate(self.model, self.graph, "valid", batch_size=config.eval_batch_size,
+                     max_triples=config.valid_max_triples, seed=config.seed, progress=False)
+        record["valid"] = {k: getattr(m, k) for k in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")}
+        record["valid_seconds"] = m.seconds
+        if best["mrr"] is None or m.mrr > best["mrr"]:
+            best.update(mrr=m.mrr, epoch=epoch + 1, bad=0,
+                        state={k: v.clone() for k, v in self.model.state_dict().items()})
+        else:
+            best["bad"] += 1
+            if config.patience and best["bad"] >= config.patience:
+                self._stop("early_stopping")
+
+    def _stop(self, reason: str) -> None:
+        self.stopped_early = self.best["stopped"] = True
+        self.best["reason"] = reason
+
+    def finish(self, progress: bool | None) -> TrainResult:
+        """The best model (or the last), its test metrics and the result; written to ``out`` if given."""
+        config, graph, model, out, best, history = self.config, self.graph, self.model, self.out, self.best, self.history
+        if best["state"] is not None:
+            model.load_state_dict(best["state"])
+        model.eval()
+        epochs_run = history[-1]["epoch"] if history else 0
+        trained = sum(r["seconds"] for r in history)
+        result = TrainResult(
+            config=config.to_dict(), graph=self.fingerprint, epochs_run=epochs_run, best_epoch=best["epoch"],
+            best_valid_mrr=best["mrr"], stopped_early=self.stopped_early,
+            stop_reason=best.get("reason", "early_stopping") if self.stopped_early else "epochs",
+            train_seconds=self.train_seconds, triples_per_second=(self.n * len(history) / trained) if trained else 0.0,
+            history=history, resumed_from_epoch=self.resumed_from, version=package_version(),
+            out_dir=str(out) if out else None, model=model)
+        if config.evaluate_test and len(graph.test):
+            result.test = evaluate(model, graph, "test", batch_size=config.eval_batch_size, progress=progress).to_dict()
+        if out is not None:
+            save_model(model, out, graph, extra={"seed": config.seed, "train_config": config.to_dict()})
+            atomic_write_json(out / RESULT, result.to_dict(), clean=False)
+            if result.test is not None:
+                atomic_write_json(out / "metrics.json", result.test, clean=False)
+            atomic_write_text(out / DONE, "done\n")
+        return result

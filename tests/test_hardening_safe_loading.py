@@ -79,7 +79,7 @@ def test_kge_checkpoint_of_another_model_shape_is_a_clear_error(tmp_path):
 
 # ---------------------------------------------------------------------------- build part files
 def _part():
-    from wikigenderbias.build import PartResult
+    from wikigenderbias.parts import PartResult
     from wikigenderbias.dbpedia import Issues
 
     issues = Issues(limit=2)
@@ -92,35 +92,35 @@ def _part():
 
 
 def test_build_parts_are_json_and_round_trip(tmp_path):
-    from wikigenderbias.build import _load_part, _read_records, _records_file, _save_part, _summary_file
+    from wikigenderbias.parts import load_part, read_records, records_file, save_part, summary_file
 
-    summary = _save_part(tmp_path, "k1", _part())
-    assert _records_file(tmp_path, "k1").name == "k1.records.jsonl"
-    json.loads(_summary_file(tmp_path, "k1").read_text(encoding="utf-8"))  # plain JSON
-    assert _load_part(tmp_path, "k1") == summary
+    summary = save_part(tmp_path, "k1", _part())
+    assert records_file(tmp_path, "k1").name == "k1.records.jsonl"
+    json.loads(summary_file(tmp_path, "k1").read_text(encoding="utf-8"))  # plain JSON
+    assert load_part(tmp_path, "k1") == summary
     assert summary.heads == [("Zoe", "female", "wiki.xml:0"), ("Adam", "male", "wiki.xml:1"),
                              ("Mia", "female", "wiki.xml:2")]
-    recs = list(_read_records(_records_file(tmp_path, "k1")))
+    recs = list(read_records(records_file(tmp_path, "k1")))
     assert [r["entity_id"] for r in recs] == ["Adam", "Mia", "Zoe"]  # sorted, one record per line
     assert recs[0]["relations"][0]["tail"] == "X\nY \u2028 \"q\"" and "source_page" not in recs[0]
 
 
 def test_crafted_build_cache_files_run_nothing(tmp_path):
-    from wikigenderbias.build import _load_part, _read_records, _records_file, _save_part, _summary_file
+    from wikigenderbias.parts import load_part, read_records, records_file, save_part, summary_file
 
     marker = tmp_path / "pwned"
-    _save_part(tmp_path, "k1", _part())
+    save_part(tmp_path, "k1", _part())
     # a crafted summary: not JSON, so the part counts as unfinished (it is read again)
-    _summary_file(tmp_path, "k1").write_bytes(pickle.dumps(Exploit(marker)))
-    assert _load_part(tmp_path, "k1") is None
+    summary_file(tmp_path, "k1").write_bytes(pickle.dumps(Exploit(marker)))
+    assert load_part(tmp_path, "k1") is None
     # the old pickle names are never opened
     (tmp_path / "k2.records.pkl").write_bytes(pickle.dumps(Exploit(marker)))
     (tmp_path / "k2.summary.pkl").write_bytes(pickle.dumps(Exploit(marker)))
-    assert _load_part(tmp_path, "k2") is None
+    assert load_part(tmp_path, "k2") is None
     # a crafted records file behind a valid summary: an error naming file:line
-    _save_part(tmp_path, "k3", _part())
-    with open(_records_file(tmp_path, "k3"), "ab") as fh:
+    save_part(tmp_path, "k3", _part())
+    with open(records_file(tmp_path, "k3"), "ab") as fh:
         fh.write(pickle.dumps(Exploit(marker)) + b"\n")
     with pytest.raises(ValueError, match=r"k3\.records\.jsonl:4: unreadable build cache record"):
-        list(_read_records(_records_file(tmp_path, "k3")))
+        list(read_records(records_file(tmp_path, "k3")))
     assert not marker.exists()

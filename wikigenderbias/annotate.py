@@ -245,10 +245,37 @@ def import_answers(folder: str | os.PathLike, answer_files: list[str | os.PathLi
         raise ValueError("no answers found in " + ", ".join(map(str, answer_files)))
     issues = Issues()
     entities = {s: _entities(folder, s) for s in SPLITS}
+    decided, per_split_ratings = _decide(entities, answers, raters, issues)
+    if not decided:
+        raise ValueError(f"none of the {len(answers)} answered items matches a test sentence of {folder} "
+                         f"with exactly {raters} answers ({issues.to_dict()})")
+    relabelled = _relabel(entities, decided)
+    all_ratings = [r for rs in per_split_ratings.values() for r in rs]
+    per_split = {
+        s: {"items": len(rs), "fleiss_kappa": fleiss_kappa(rs), "pairwise_agreement": pairwise_agreement(rs),
+            "relabelled_na": relabelled[s]}
+        for s, rs in per_split_ratings.items()
+    }
+    result = ImportResult(out_path, len(all_ratings), sum(relabelled.values()),
+                          len(all_ratings) - sum(relabelled.values()), fleiss_kappa(all_ratings),
+                          pairwise_agreement(all_ratings), per_split, issues.to_dict())
+    report, description = _annotated_report(folder, result, answer_files, raters)
+    write_benchmark(out_path, entities, description=description, report=report,
+                    overwrite=in_place or overwrite, progress=progress)
+    return result
+
+
+_TEST_SPLITS = ("male_test", "female_test")
+
+
+def _decide(entities: dict[str, list[dict]], answers: dict[str, list[bool]], raters: int,
+            issues: Issues) -> tuple[dict[str, bool], dict[str, list[list[bool]]]]:
+    """The majority answer (True = yes) of each positive test sentence with exactly ``raters``
+    answers, and the ratings per split; other items and unknown answers go to ``issues``."""
     known: dict[str, str] = {}
     decided: dict[str, bool] = {}
     per_split_ratings: dict[str, list[list[bool]]] = defaultdict(list)
-    for split in ("male_test", "female_test"):
+    for split in _TEST_SPLITS:
         for e in entities[split]:
             for r in e["relations"]:
                 if r["relation"] == "NA":
@@ -267,11 +294,14 @@ def import_answers(folder: str | os.PathLike, answer_files: list[str | os.PathLi
     for iid in answers:
         if iid not in known:
             issues.add("unknown_item", iid, "not a positive test sentence of this benchmark")
-    if not decided:
-        raise ValueError(f"none of the {len(answers)} answered items matches a test sentence of {folder} "
-                         f"with exactly {raters} answers ({issues.to_dict()})")
+    return decided, per_split_ratings
+
+
+def _relabel(entities: dict[str, list[dict]], decided: dict[str, bool]) -> Counter:
+    """Relabel the test entities in place: majority-"no" sentences become ``NA``, decided sentences
+    ``annotated``, the rest stay ``distant``; returns the number relabelled ``NA`` per split."""
     relabelled: Counter = Counter()
-    for split in ("male_test", "female_test"):
+    for split in _TEST_SPLITS:
         for e in entities[split]:
             new_rel = []
             for r in e["relations"]:
@@ -289,15 +319,13 @@ def import_answers(folder: str | os.PathLike, answer_files: list[str | os.PathLi
                         new_rel.append({"relation": rel, "tail": r["tail"], "sentences": sents,
                                         "positions": [], "source": source})
             e["relations"] = new_rel
-    all_ratings = [r for rs in per_split_ratings.values() for r in rs]
-    per_split = {
-        s: {"items": len(rs), "fleiss_kappa": fleiss_kappa(rs), "pairwise_agreement": pairwise_agreement(rs),
-            "relabelled_na": relabelled[s]}
-        for s, rs in per_split_ratings.items()
-    }
-    result = ImportResult(out_path, len(all_ratings), sum(relabelled.values()),
-                          len(all_ratings) - sum(relabelled.values()), fleiss_kappa(all_ratings),
-                          pairwise_agreement(all_ratings), per_split, issues.to_dict())
+    return relabelled
+
+
+def _annotated_report(folder: Path, result: ImportResult, answer_files: list[str | os.PathLike],
+                      raters: int) -> tuple[dict, str]:
+    """The report and description of the relabelled benchmark: ``folder``'s own, with the
+    annotation recorded (and the numbers the writer recomputes dropped)."""
     report_file = folder / "report.json"
     report = json.loads(report_file.read_text()) if report_file.is_file() else {}
     for k in ("spans", "counts", "fingerprint"):  # recomputed for the relabelled data by the writer
@@ -311,8 +339,4 @@ def import_answers(folder: str | os.PathLike, answer_files: list[str | os.PathLi
         f" Test sentences relabelled from {raters} annotators' answers: majority-\"no\" sentences are NA "
         f"(source `annotated`); Fleiss' kappa {result.fleiss_kappa:.3f}, pairwise agreement "
         f"{result.pairwise_agreement:.1%} over {result.items} items.")
-    write_benchmark(out_path, entities, description=description, report=report,
-                    overwrite=in_place or overwrite, progress=progress)
-    return result
-
-
+    return report, description

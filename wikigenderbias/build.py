@@ -6,28 +6,17 @@ parts, in parallel over parts (``workers`` processes, or the same per-part funct
 cluster with ``executor="dask"``); every article of an indexed person becomes an entity record
 (:func:`distant.entity_record`).
 
-Each finished part goes to the cache folder ``<out>.parts/`` as two files, named by the part's
-key (a hash of the part file, the DBpedia files and the configuration):
-
-- ``<key>.records.jsonl``: the part's entity records sorted by ``entity_id`` (stable: articles
-  of the same head keep their dump order), one JSON object per line;
-- ``<key>.summary.json``: a :class:`PartSummary` (counters, skipped items, timings and, per
-  record, its ``entity_id``, gender and source page), written last: it marks the part finished.
-
-Both are plain JSON, read with ``json.loads``: a crafted cache file cannot run code (the cache
-once held pickles, which could); an unreadable summary means the part is read again, an
-unreadable records file is an error naming ``file:line``.
-
-Both are written atomically (temp name + rename) by the process that read the part (a worker of
-the ``processes`` executor, or the main process for 1 worker and for ``dask``, whose workers may
-be remote and return the records), so a worker holds one part's records and the main process
-only summaries. From the summaries the main process drops duplicate heads (the first article in
-part order is kept, later ones are reported as ``duplicate_article``) and splits the heads
-(:mod:`split`, on ``entity_id`` and gender only). The writer (:func:`export.write_benchmark_stream`,
-atomic: temp dir + rename) then reads the record files merged by ``entity_id``
-(:func:`heapq.merge`, one record per part in memory), so every split comes out sorted by
-``entity_id``. An interrupted build re-run with the same arguments reuses the finished parts;
-the cache is removed once the benchmark is written.
+Each finished part goes to the cache folder ``<out>.parts/`` (:mod:`wikigenderbias.parts`: a
+records file sorted by ``entity_id`` and a summary written last, both plain JSON), written
+atomically by the process that read the part (a worker of the ``processes`` executor, or the main
+process for 1 worker and for ``dask``, whose workers may be remote and return the records), so a
+worker holds one part's records and the main process only summaries. From the summaries the main
+process drops duplicate heads (the first article in part order is kept, later ones are reported as
+``duplicate_article``) and splits the heads (:mod:`split`, on ``entity_id`` and gender only). The
+writer (:func:`export.write_benchmark_stream`, atomic: temp dir + rename) then reads the record
+files merged by ``entity_id`` (:func:`parts.merged_records`, one record per part in memory), so
+every split comes out sorted by ``entity_id``. An interrupted build re-run with the same arguments
+reuses the finished parts; the cache is removed once the benchmark is written.
 
 Bad lines and pages are counted and reported (file:line of the first few), never fatal; a missing,
 unreadable or truncated input raises :class:`dbpedia.DumpError` naming it.
@@ -36,8 +25,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import hashlib
-import heapq
 import json
 import multiprocessing as mp
 import os
@@ -48,14 +35,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from operator import itemgetter
 from pathlib import Path
 
-from wgbcore.atomicio import atomic_open
 from wgbcore.provenance import package_version
 
 from wikigenderbias.dbpedia import DumpError, FactIndex, Issues, PersonFacts, progress_disabled, read_facts
 from wikigenderbias.distant import DistantConfig, entity_record
+from wikigenderbias.parts import (PartResult, PartSummary, cache_dir, load_part, merged_records, part_key,
+                                  records_file, save_part)
 from wikigenderbias.schema import GENDERS, POSITIVE_RELATIONS, RELATIONS, SPLITS
 from wikigenderbias.split import SplitConfig, split_entities
 from wikigenderbias.wikipedia import article_sentences, detect_format, iter_pages
@@ -114,36 +101,6 @@ class BuildConfig:
     @property
     def n_workers(self) -> int:
         return self.workers or (os.cpu_count() or 1)
-
-
-@dataclass
-class PartResult:
-    """What one Wikipedia dump part produced (records carry their ``source_page``)."""
-
-    path: str
-    entities: list[dict]
-    stats: dict[str, int]
-    distant: dict[str, int]
-    issues: Issues
-    seconds: float
-    no_examples: list[str]
-    cpu_seconds: float = 0.0
-
-
-@dataclass
-class PartSummary:
-    """What the main process keeps of a finished part: everything but the records, which are in
-    the part's records file; ``heads`` is ``(entity_id, gender, source_page)`` of each record, in
-    dump order."""
-
-    path: str
-    stats: dict[str, int]
-    distant: dict[str, int]
-    issues: Issues
-    seconds: float
-    no_examples: list[str]
-    cpu_seconds: float
-    heads: list[tuple[str, str, str]]
 
 
 @dataclass
@@ -220,7 +177,7 @@ def _init_worker(persons, distant, issue_limit, q, cache) -> None:
 def _worker_part(path: str, key: str) -> PartSummary:
     q = _CTX["queue"]
     res = process_part(path, _CTX["persons"], _CTX["distant"], tick=q.put, issue_limit=_CTX["issue_limit"])
-    return _save_part(_CTX["cache"], key, res)
+    return save_part(_CTX["cache"], key, res)
 
 
 def _dask_part(path: str, persons, distant, issue_limit) -> PartResult:
@@ -247,97 +204,6 @@ def expand_inputs(paths: list[str], what: str) -> list[str]:
     return out
 
 
-def _fingerprint(paths: list[str]) -> list:
-    return [(os.path.abspath(p), os.path.getsize(p), int(os.path.getmtime(p))) for p in paths]
-
-
-def _part_key(part: str, config: BuildConfig, db_files: list[str]) -> str:
-    blob = json.dumps({"part": _fingerprint([part]), "dbpedia": _fingerprint(db_files),
-                       "require": config.require, "distant": config.distant.to_dict(),
-                       "version": package_version()}, sort_keys=True)
-    return hashlib.sha1(blob.encode()).hexdigest()[:16]
-
-
-def _records_file(cache: Path, key: str) -> Path:
-    return cache / f"{key}.records.jsonl"
-
-
-def _summary_file(cache: Path, key: str) -> Path:
-    return cache / f"{key}.summary.json"
-
-
-def _summary_to_json(summary: PartSummary) -> dict:
-    d = asdict(summary)  # Issues is a dataclass too: {"limit", "counts", "examples"}
-    d["heads"] = [list(h) for h in summary.heads]
-    return d
-
-
-def _summary_from_json(d: dict) -> PartSummary:
-    """The summary written by :func:`_save_part`; anything else raises (KeyError, TypeError, ValueError)."""
-    issues = d["issues"]
-    heads = [tuple(h) for h in d["heads"]]
-    if not all(len(h) == 3 and all(isinstance(x, str) for x in h) for h in heads):
-        raise ValueError("heads must be [entity_id, gender, source_page] strings")
-    return PartSummary(path=str(d["path"]), stats=dict(d["stats"]), distant=dict(d["distant"]),
-                       issues=Issues(limit=int(issues["limit"]), counts=dict(issues["counts"]),
-                                     examples={k: list(v) for k, v in issues["examples"].items()}),
-                       seconds=float(d["seconds"]), no_examples=list(d["no_examples"]),
-                       cpu_seconds=float(d["cpu_seconds"]), heads=heads)
-
-
-def _save_part(cache: Path, key: str, res: PartResult) -> PartSummary:
-    """Write a part's records (sorted by ``entity_id``) and then its summary, each atomically."""
-    cache.mkdir(parents=True, exist_ok=True)
-    heads = []
-    for rec in res.entities:
-        heads.append((rec["entity_id"], rec["gender"], rec.pop("source_page", "")))
-    res.entities.sort(key=itemgetter("entity_id"))
-    summary = PartSummary(res.path, res.stats, res.distant, res.issues, res.seconds, res.no_examples,
-                          res.cpu_seconds, heads)
-    with atomic_open(_records_file(cache, key), "w", newline="\n") as fh:
-        for rec in res.entities:  # json escapes every control character: one record per line
-            fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
-            fh.write("\n")
-    with atomic_open(_summary_file(cache, key), "w", newline="\n") as fh:
-        json.dump(_summary_to_json(summary), fh, ensure_ascii=False)
-    return summary
-
-
-def _load_part(cache: Path, key: str) -> PartSummary | None:
-    """The summary of a finished part, or None (not finished, or unreadable: the part is read again)."""
-    if not _records_file(cache, key).is_file():
-        return None
-    try:
-        with open(_summary_file(cache, key), encoding="utf-8") as fh:
-            return _summary_from_json(json.load(fh))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # JSONDecodeError is a ValueError
-        return None
-
-
-def _read_records(path: Path) -> Iterator[dict]:
-    """The records of one part file, one line at a time (malformed lines name ``file:line``)."""
-    with open(path, "rb") as fh:
-        for lineno, line in enumerate(fh, 1):
-            try:
-                rec = json.loads(line.decode("utf-8"))
-            except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
-                raise ValueError(f"{path}:{lineno}: unreadable build cache record ({exc}); delete "
-                                 f"{path.parent} and build again") from None
-            if not isinstance(rec, dict) or not isinstance(rec.get("entity_id"), str):
-                raise ValueError(f"{path}:{lineno}: not an entity record; delete {path.parent} and build again")
-            yield rec
-
-
-def _merged_records(files: list[Path]) -> Iterator[dict]:
-    """The records of all parts in ``entity_id`` order, the first occurrence of each head only
-    (``heapq.merge`` is stable: for equal ids, earlier files and earlier records come first)."""
-    last = None
-    for rec in heapq.merge(*map(_read_records, files), key=itemgetter("entity_id")):
-        if rec["entity_id"] != last:
-            last = rec["entity_id"]
-            yield rec
-
-
 def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonFacts],
                cache: Path, keys: dict[str, str]) -> list[PartSummary]:
     """The summaries of all parts, in part order; each part's records are in the cache."""
@@ -346,7 +212,7 @@ def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonF
     results: dict[str, PartSummary] = {}
     todo = []
     for p in parts:
-        cached = _load_part(cache, keys[p]) if config.resume else None
+        cached = load_part(cache, keys[p]) if config.resume else None
         if cached is not None:
             results[p] = cached
         else:
@@ -377,13 +243,13 @@ def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonF
                                  issue_limit=config.issue_limit, pure=False)
             for _, res in as_completed(futures, with_results=True):
                 bar.update(res.stats.get("pages", 0))
-                finish(_save_part(cache, keys[res.path], res))
+                finish(save_part(cache, keys[res.path], res))
         finally:
             client.close()
     elif config.n_workers == 1 or len(todo) == 1:
         for p in todo:
             res = process_part(p, persons, config.distant, tick=bar.update, issue_limit=config.issue_limit)
-            finish(_save_part(cache, keys[p], res))
+            finish(save_part(cache, keys[p], res))
     else:
         method = "fork" if sys.platform == "linux" else "spawn"
         ctx = mp.get_context(method)
@@ -413,10 +279,6 @@ def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonF
     return [results[p] for p in parts]
 
 
-def _cache_dir(config: BuildConfig) -> Path:
-    return Path(str(config.out).rstrip("/\\") + ".parts")
-
-
 @dataclass
 class _Passes:
     """Passes 1 and 2 done: the report, the kept heads and the parts' record files."""
@@ -427,7 +289,7 @@ class _Passes:
 
     def records(self) -> Iterator[dict]:
         """The kept records, sorted by ``entity_id``, read one at a time from the cache."""
-        return _merged_records(self.files)
+        return merged_records(self.files)
 
 
 def _passes(config: BuildConfig) -> _Passes:
@@ -443,8 +305,8 @@ def _passes(config: BuildConfig) -> _Passes:
         raise ValueError(
             f"no person in the DBpedia files has a gender and all of {list(config.require)} "
             f"({index.stats}); check that the gender, mapping-based and hypernym files are given")
-    cache = _cache_dir(config)
-    keys = {p: _part_key(p, config, db_files) for p in parts}
+    cache = cache_dir(config.out)
+    keys = {p: part_key(p, db_files, require=config.require, distant=config.distant) for p in parts}
     gc.freeze()   # the person index lives through pass 2: keep it out of the collector's scans
     try:
         results = _run_parts(config, parts, index.persons, cache, keys)
@@ -502,7 +364,7 @@ def _passes(config: BuildConfig) -> _Passes:
             "executor": config.executor,
         },
     }
-    return _Passes(report, heads, [_records_file(cache, keys[p]) for p in parts])
+    return _Passes(report, heads, [records_file(cache, keys[p]) for p in parts])
 
 
 def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
@@ -578,5 +440,5 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
     report = json.loads((folder / "report.json").read_text())
     report["timings"]["write_s"] = round(time.perf_counter() - t2, 3)
     report["timings"]["total_s"] = round(time.perf_counter() - t0, 3)
-    shutil.rmtree(_cache_dir(config), ignore_errors=True)
+    shutil.rmtree(cache_dir(config.out), ignore_errors=True)
     return BuildResult(folder, report, functools.partial(read_entities, folder))

@@ -126,35 +126,18 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def render_card(*, description: str, report: dict[str, Any]) -> str:
-    counts = report.get("counts", {})
-    spans = report.get("spans", {})
-    rows = []
-    for s in SPLITS:
-        c = counts.get(s)
-        if not c:
-            continue
-        g = c["entities_by_gender"]
-        rows.append([s, c["entities"], g.get("female", 0), g.get("male", 0), c["sentences"]]
-                    + [c["sentences_by_relation"].get(r, 0) for r in RELATIONS])
-    stats = _table(["split", "entities", "female", "male", "sentences", *RELATIONS], rows)
-    span_rows = []
-    per_rel = spans.get("per_relation_gender", {})
-    for rel in sorted(per_rel, key=lambda r: RELATIONS.index(r) if r in RELATIONS else len(RELATIONS)):
-        per_g = per_rel[rel]  # in RELATIONS order, also when the report was read back from report.json
-        for g in GENDERS:
-            b = per_g.get(g)
-            if b:
-                span_rows.append([rel, g, b["rows"], f'{b["head_rate"]:.1%}', f'{b["tail_rate"]:.1%}',
-                                  f'{b["both_rate"]:.1%}', b["rows"] - b["both_located"]])
-    span_table = _table(["relation", "gender", "rows", "head located", "tail located", "both", "rows not fully located"],
-                        span_rows)
-    total = spans.get("total", {})
+    """The dataset card (``README.md``) of a benchmark folder: the YAML header, then its sections in
+    order; ``description`` is the "How it was built" text (read back by :func:`card_description`)."""
     fp = report.get("fingerprint")
-    fp_line = ("\nData fingerprint (sha256 over the data files):\n"
-               f"`{fp['sha256']}`.\nThe size and sha256 of every data file are in the "
-               "YAML `dataset_info` (and in `report.json`);\n`datasets` keys its cache on that YAML, so a "
-               "folder holding other data gets its own cache entry.\n" if fp else "")
-    return f"""{_yaml_header(fp)}
+    return "".join((_yaml_header(fp), _INTRO, _fingerprint_note(fp), _CONFIGURATIONS,
+                    _statistics(report.get("counts", {})), _located_mentions(report.get("spans", {})),
+                    _BUILT, description, _DEFECTS, _ABOUT, f"```bibtex\n{CITATION}\n```\n"))
+
+
+#: The headings around the "How it was built" text (:func:`card_description` finds it between them).
+_BUILT, _DEFECTS = "\n## How it was built\n\n", "\n\n## Known defects\n"
+
+_INTRO = """
 # WikiGenderBias
 
 A benchmark for measuring gender bias in relation extraction (Gaut, Sun et al., ACL 2020):
@@ -168,7 +151,9 @@ import datasets
 ds = datasets.load_dataset("path/to/this/folder")                 # config "sentences"
 ents = datasets.load_dataset("path/to/this/folder", "entities")   # one row per person
 ```
-{fp_line}
+"""
+
+_CONFIGURATIONS = """
 ## Configurations
 
 - `sentences` (default): one row per (head entity, relation, sentence). `relation` and `gender`
@@ -182,25 +167,10 @@ ents = datasets.load_dataset("path/to/this/folder", "entities")   # one row per 
   (relabelled by human annotators).
 - `entities`: one row per head entity with its relations, tails, sentences and the release's
   original character `positions`, kept verbatim: lossless with respect to the source.
+"""
 
-## Statistics
-
-{stats}
-
-## Located mentions
-
-Mentions were located in {total.get("both_rate", 0):.1%} of all rows (head {total.get("head_rate", 0):.1%},
-tail {total.get("tail_rate", 0):.1%}). Rows whose mention could not be located are kept with span
-`[-1, -1]`: models that need positions should skip them (and say how many they skipped).
-
-{span_table}
-
-## How it was built
-
-{description}
-
-## Known defects
-
+#: The sections from the known defects on (after their heading, :data:`_DEFECTS`) to the citation.
+_ABOUT = """
 - Labels come from distant supervision: a sentence that mentions both the person and the tail is
   taken to express the relation, which is often wrong (e.g. a birth place that is only mentioned
   as a later residence). The paper's human annotation of the test sets found 84% pairwise
@@ -235,13 +205,54 @@ this licence and attribution.
 
 ## Citation
 
-```bibtex
-{CITATION}
-```
 """
 
 
-_BUILT, _DEFECTS = "\n## How it was built\n\n", "\n\n## Known defects\n"
+def _fingerprint_note(fp: dict[str, Any] | None) -> str:
+    """The data fingerprint, under the usage example (nothing without a fingerprint)."""
+    return ("\nData fingerprint (sha256 over the data files):\n"
+            f"`{fp['sha256']}`.\nThe size and sha256 of every data file are in the "
+            "YAML `dataset_info` (and in `report.json`);\n`datasets` keys its cache on that YAML, so a "
+            "folder holding other data gets its own cache entry.\n" if fp else "")
+
+
+def _statistics(counts: dict[str, Any]) -> str:
+    """Entities by gender and sentences by relation, per split."""
+    rows = []
+    for s in SPLITS:
+        c = counts.get(s)
+        if not c:
+            continue
+        g = c["entities_by_gender"]
+        rows.append([s, c["entities"], g.get("female", 0), g.get("male", 0), c["sentences"]]
+                    + [c["sentences_by_relation"].get(r, 0) for r in RELATIONS])
+    stats = _table(["split", "entities", "female", "male", "sentences", *RELATIONS], rows)
+    return f"\n## Statistics\n\n{stats}\n"
+
+
+def _located_mentions(spans: dict[str, Any]) -> str:
+    """How often head and tail mentions were located: overall, and per relation and gender."""
+    span_rows = []
+    per_rel = spans.get("per_relation_gender", {})
+    for rel in sorted(per_rel, key=lambda r: RELATIONS.index(r) if r in RELATIONS else len(RELATIONS)):
+        per_g = per_rel[rel]  # in RELATIONS order, also when the report was read back from report.json
+        for g in GENDERS:
+            b = per_g.get(g)
+            if b:
+                span_rows.append([rel, g, b["rows"], f'{b["head_rate"]:.1%}', f'{b["tail_rate"]:.1%}',
+                                  f'{b["both_rate"]:.1%}', b["rows"] - b["both_located"]])
+    span_table = _table(["relation", "gender", "rows", "head located", "tail located", "both", "rows not fully located"],
+                        span_rows)
+    total = spans.get("total", {})
+    return f"""
+## Located mentions
+
+Mentions were located in {total.get("both_rate", 0):.1%} of all rows (head {total.get("head_rate", 0):.1%},
+tail {total.get("tail_rate", 0):.1%}). Rows whose mention could not be located are kept with span
+`[-1, -1]`: models that need positions should skip them (and say how many they skipped).
+
+{span_table}
+"""
 
 
 def card_description(card_text: str) -> str | None:

@@ -297,9 +297,7 @@ def read_facts(
     for p in paths:
         if not os.path.isfile(p):
             raise DumpError(f"DBpedia file not found: {p}")
-    issues = Issues(limit=issue_limit)
-    stats = {"lines": 0, "triples_used": 0, "redirects_used": 0, "triples_skipped_no_gender": 0}
-    facts: dict[str, PersonFacts] = {}
+    reader = _FactReader(genders, Issues(limit=issue_limit))
     redirect_files: list[str] = []
     # Memory: read the files that hold gender triples first (found by sniffing their first
     # lines); after them only resources with a gender are indexed, so the index holds persons,
@@ -307,15 +305,57 @@ def read_facts(
     # (not seen by the sniff) switches the filter off from there on, with an issue.
     gender_files = [p for p in paths if "gender" in _sniff_kinds(p)]
     paths_in_order = gender_files + [p for p in paths if p not in gender_files]
-    filtering = False
     bar = tqdm(total=None, unit=" lines", unit_scale=True, desc="DBpedia", disable=progress_disabled(progress))
     for i, p in enumerate(paths_in_order):
         if gender_files and i == len(gender_files):
-            facts = {t: pf for t, pf in facts.items() if pf.gender is not None}
-            filtering = True
+            reader.keep_gendered_only()
+        if reader.read_file(p, bar):
+            redirect_files.append(p)
+    bar.close()
+
+    facts, stats, issues = reader.facts, reader.stats, reader.issues
+    del reader
+    persons = {
+        t: pf for t, pf in facts.items()
+        if pf.gender is not None and all(pf.has(r) for r in require)
+    }
+    stats["resources_with_facts"] = len(facts)
+    stats["resources_with_gender"] = sum(1 for pf in facts.values() if pf.gender is not None)
+    stats["persons"] = len(persons)
+    del facts
+
+    if redirect_files:
+        _resolve_redirects(persons, redirect_files, issues, stats)
+    return FactIndex(persons=persons, issues=issues, stats=stats, files=paths)
+
+
+class _FactReader:
+    """Pass 1 of :func:`read_facts`: the facts of every resource (title -> :class:`PersonFacts`)
+    read from the files in turn, with one handler per kind of predicate (gender, IRI facts, dates).
+
+    After :meth:`keep_gendered_only` only resources with a gender are indexed (``filtering``),
+    until a gender triple turns up in a later file."""
+
+    def __init__(self, genders: set[str], issues: Issues) -> None:
+        self.genders = genders
+        self.issues = issues
+        self.stats = {"lines": 0, "triples_used": 0, "redirects_used": 0, "triples_skipped_no_gender": 0}
+        self.facts: dict[str, PersonFacts] = {}
+        self.filtering = False
+        self._handlers = {"gender": self._gender, **{k: self._iri_fact for k in IRI_FACTS},
+                          **{k: self._date_fact for k in DATE_FACTS}}
+
+    def keep_gendered_only(self) -> None:
+        """Drop the resources without a gender and index only resources with one from now on."""
+        self.facts = {t: pf for t, pf in self.facts.items() if pf.gender is not None}
+        self.filtering = True
+
+    def read_file(self, path: str, bar) -> bool:
+        """Index the facts of one file; True if it holds redirect triples (read later)."""
+        stats, issues, facts, handlers = self.stats, self.issues, self.facts, self._handlers
         has_redirects = False
-        name = os.path.basename(p)
-        for lineno, raw in enumerate(open_lines(p), 1):
+        name = os.path.basename(path)
+        for lineno, raw in enumerate(open_lines(path), 1):
             stats["lines"] += 1
             if lineno % 65536 == 0:
                 bar.update(65536)
@@ -345,85 +385,84 @@ def read_facts(
             if title is None:
                 issues.add("subject_not_a_resource", f"{name}:{lineno}", subj[:80])
                 continue
-            if filtering and kind != "gender" and title not in facts:
+            if self.filtering and kind != "gender" and title not in facts:
                 stats["triples_skipped_no_gender"] += 1
                 continue
-            if kind == "gender":
-                if filtering:
-                    issues.add("gender_after_filtering", f"{name}:{lineno}",
-                               "gender triple outside the files sniffed as gender files; facts of "
-                               "resources without a gender were skipped before this line")
-                    filtering = False
-                if not isinstance(obj, Literal):
-                    issues.add("gender_not_a_literal", f"{name}:{lineno}", str(obj)[:80])
-                    continue
-                g = obj.value.strip().lower()
-                if g not in genders:
-                    issues.add("gender_other_value", f"{name}:{lineno}", obj.value[:40])
-                    continue
-                pf = facts.setdefault(title, PersonFacts())
-                if pf.gender is not None and pf.gender != g:
-                    issues.add("gender_conflict", f"{name}:{lineno}", title)
-                pf.gender = pf.gender or g
-            elif kind in IRI_FACTS:
-                if isinstance(obj, Literal) or obj.startswith("_:"):
-                    shown = obj.value if isinstance(obj, Literal) else obj
-                    issues.add("object_not_a_resource", f"{name}:{lineno}", f"{kind} {shown[:60]}")
-                    continue
-                try:
-                    tail = iri_to_title(obj)
-                except UnicodeDecodeError:
-                    tail = None
-                if tail is None:
-                    issues.add("object_not_a_resource", f"{name}:{lineno}", f"{kind} {obj[:60]}")
-                    continue
-                _add(facts.setdefault(title, PersonFacts()).values(kind), tail)
-            else:  # dates
-                value = format_date(obj.value) if isinstance(obj, Literal) else None
-                if value is None:
-                    issues.add("date_not_parsed", f"{name}:{lineno}", f"{kind} {str(getattr(obj, 'value', obj))[:40]}")
-                    continue
-                _add(facts.setdefault(title, PersonFacts()).values(kind), value)
-            stats["triples_used"] += 1
-        if has_redirects:
-            redirect_files.append(p)
-    bar.close()
+            if handlers[kind](kind, title, obj, name, lineno):
+                stats["triples_used"] += 1
+        return has_redirects
 
-    persons = {
-        t: pf for t, pf in facts.items()
-        if pf.gender is not None and all(pf.has(r) for r in require)
-    }
-    stats["resources_with_facts"] = len(facts)
-    stats["resources_with_gender"] = sum(1 for pf in facts.values() if pf.gender is not None)
-    stats["persons"] = len(persons)
-    del facts
+    def _gender(self, kind: str, title: str, obj: str | Literal, name: str, lineno: int) -> bool:
+        if self.filtering:
+            self.issues.add("gender_after_filtering", f"{name}:{lineno}",
+                            "gender triple outside the files sniffed as gender files; facts of "
+                            "resources without a gender were skipped before this line")
+            self.filtering = False
+        if not isinstance(obj, Literal):
+            self.issues.add("gender_not_a_literal", f"{name}:{lineno}", str(obj)[:80])
+            return False
+        g = obj.value.strip().lower()
+        if g not in self.genders:
+            self.issues.add("gender_other_value", f"{name}:{lineno}", obj.value[:40])
+            return False
+        pf = self.facts.setdefault(title, PersonFacts())
+        if pf.gender is not None and pf.gender != g:
+            self.issues.add("gender_conflict", f"{name}:{lineno}", title)
+        pf.gender = pf.gender or g
+        return True
 
-    if redirect_files:
-        needed = {t for pf in persons.values() for fct in IRI_FACTS for t in pf.values(fct)}
-        redirects: dict[str, str] = {}
-        for p in redirect_files:
-            name = os.path.basename(p)
-            for lineno, raw in enumerate(open_lines(p), 1):
-                parts = raw.split(None, 2)
-                if len(parts) < 3 or _PRED_KEYS.get(parts[1]) != "redirect":
-                    continue
-                try:
-                    parsed = parse_line(raw.decode("utf-8"))
-                    src = iri_to_title(parsed[0]) if parsed else None
-                    dst = iri_to_title(parsed[2]) if parsed and isinstance(parsed[2], str) else None
-                except (UnicodeDecodeError, NTriplesError) as exc:
-                    issues.add("malformed_line", f"{name}:{lineno}", str(exc))
-                    continue
-                if src in needed and dst:
-                    redirects[src] = dst
-        for pf in persons.values():
-            for fct in IRI_FACTS:
-                vals = pf.values(fct)
-                resolved: list[str] = []
-                for v in vals:
-                    target = redirects.get(v, v)
-                    if target != v:
-                        stats["redirects_used"] += 1
-                    _add(resolved, target)
-                vals[:] = resolved
-    return FactIndex(persons=persons, issues=issues, stats=stats, files=paths)
+    def _iri_fact(self, kind: str, title: str, obj: str | Literal, name: str, lineno: int) -> bool:
+        if isinstance(obj, Literal) or obj.startswith("_:"):
+            shown = obj.value if isinstance(obj, Literal) else obj
+            self.issues.add("object_not_a_resource", f"{name}:{lineno}", f"{kind} {shown[:60]}")
+            return False
+        try:
+            tail = iri_to_title(obj)
+        except UnicodeDecodeError:
+            tail = None
+        if tail is None:
+            self.issues.add("object_not_a_resource", f"{name}:{lineno}", f"{kind} {obj[:60]}")
+            return False
+        _add(self.facts.setdefault(title, PersonFacts()).values(kind), tail)
+        return True
+
+    def _date_fact(self, kind: str, title: str, obj: str | Literal, name: str, lineno: int) -> bool:
+        value = format_date(obj.value) if isinstance(obj, Literal) else None
+        if value is None:
+            self.issues.add("date_not_parsed", f"{name}:{lineno}", f"{kind} {str(getattr(obj, 'value', obj))[:40]}")
+            return False
+        _add(self.facts.setdefault(title, PersonFacts()).values(kind), value)
+        return True
+
+
+def _resolve_redirects(persons: dict[str, PersonFacts], redirect_files: list[str], issues: Issues,
+                       stats: dict[str, int]) -> None:
+    """Pass 2 of :func:`read_facts`: replace the IRI-fact tails of ``persons`` that are redirects
+    by their targets, keeping only the redirects of tails that are used."""
+    needed = {t for pf in persons.values() for fct in IRI_FACTS for t in pf.values(fct)}
+    redirects: dict[str, str] = {}
+    for p in redirect_files:
+        name = os.path.basename(p)
+        for lineno, raw in enumerate(open_lines(p), 1):
+            parts = raw.split(None, 2)
+            if len(parts) < 3 or _PRED_KEYS.get(parts[1]) != "redirect":
+                continue
+            try:
+                parsed = parse_line(raw.decode("utf-8"))
+                src = iri_to_title(parsed[0]) if parsed else None
+                dst = iri_to_title(parsed[2]) if parsed and isinstance(parsed[2], str) else None
+            except (UnicodeDecodeError, NTriplesError) as exc:
+                issues.add("malformed_line", f"{name}:{lineno}", str(exc))
+                continue
+            if src in needed and dst:
+                redirects[src] = dst
+    for pf in persons.values():
+        for fct in IRI_FACTS:
+            vals = pf.values(fct)
+            resolved: list[str] = []
+            for v in vals:
+                target = redirects.get(v, v)
+                if target != v:
+                    stats["redirects_used"] += 1
+                _add(resolved, target)
+            vals[:] = resolved
