@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-import html
 import math
 import os
 import re
@@ -42,43 +41,41 @@ def _title(r: BiasResult) -> str:
 
 
 class _Doc:
-    """Builds markdown and HTML side by side."""
+    """The report as a list of blocks (heading, para, table, image), rendered to markdown and to
+    HTML by the templates ``kge/templates/kge_report.{md,html}`` (:mod:`wgbcore.render`)."""
 
     def __init__(self) -> None:
-        self.md: list[str] = []
-        self.html: list[str] = []
+        self.blocks: list[dict] = []
 
     def heading(self, text: str, level: int = 2) -> None:
-        self.md.append(f"{'#' * level} {text}\n")
-        self.html.append(f"<h{level}>{html.escape(text)}</h{level}>")
+        self.blocks.append({"kind": "heading", "text": text, "level": level})
 
     def para(self, text: str) -> None:
-        self.md.append(text + "\n")
-        self.html.append(f"<p>{html.escape(text)}</p>")
+        self.blocks.append({"kind": "para", "text": text})
 
     def table(self, header: list[str], rows: list[list]) -> None:
         if not rows:
             self.para("(no rows)")
             return
-        self.md.append("| " + " | ".join(header) + " |")
-        self.md.append("|" + "---|" * len(header))
-        for r in rows:
-            self.md.append("| " + " | ".join(_fmt(c).replace("|", "\\|") for c in r) + " |")
-        self.md.append("")
-        h = "".join(f"<th>{html.escape(c)}</th>" for c in header)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows)
-        self.html.append(f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>")
+        numeric = [all(isinstance(r[j], (int, float)) or r[j] is None for r in rows) for j in range(len(header))]
+        self.blocks.append({"kind": "table", "header": header, "numeric": numeric,
+                            "rows": [[_fmt(c) for c in r] for r in rows]})
 
     def image(self, rel: str, alt: str) -> None:
-        self.md.append(f"![{alt}]({rel})\n")
-        self.html.append(f'<img src="{html.escape(rel)}" alt="{html.escape(alt)}">')
+        self.blocks.append({"kind": "image", "src": rel, "alt": alt})
+
+    def render(self, title: str) -> tuple[str, str]:
+        from wgbcore.render import render
+
+        return (render("kge_report.md", package="kge", blocks=self.blocks, title=title),
+                render("kge_report.html", package="kge", blocks=self.blocks, title=title))
 
 
 def _save_fig(fig, path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    try:
-        atomic_savefig(path, fig, dpi=110, bbox_inches="tight")
+    try:  # 9 inches at 100 dpi: about the page's text width
+        atomic_savefig(path, fig, dpi=100, bbox_inches="tight")
     finally:
         plt.close(fig)
 
@@ -102,15 +99,16 @@ def _bar_top(r: BiasResult, k: int, min_count: int, path: Path) -> bool:
     if not rows:
         return False
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(7, 0.28 * len(rows) + 1.2))
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(rows) + 1.4))
     ys = range(len(rows))
     ax.barh(list(ys), [x.score for x in rows], color=["tab:blue" if x.score > 0 else "tab:orange" for x in rows])
     ax.set_yticks(list(ys))
-    ax.set_yticklabels([x.item for x in rows], fontsize=7)
+    ax.set_yticklabels([f"{x.item} ({(x.count_a or 0) + (x.count_b or 0)})" for x in rows], fontsize=9)
     ax.invert_yaxis()
     ax.axvline(0, color="k", lw=0.5)
-    ax.set_xlabel(f"score (+ = {r.spec.a}, - = {r.spec.b_label()})" if r.signed() else "score")
-    ax.set_title(_title(r), fontsize=8)
+    ax.set_xlabel(f"score (+ = towards {r.spec.a}, − = towards {r.spec.b_label()}); in brackets: holders"
+                  if r.signed() else "score; in brackets: holders")
+    ax.set_title(f"{_title(r)} · items held by at least {min_count}", fontsize=10)
     _save_fig(fig, path)
     return True
 
@@ -153,13 +151,13 @@ def _section_data_curve(doc: _Doc, r: BiasResult, plots: Path, idx: int) -> None
     if not curve:
         return
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(5, 3))
+    fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.semilogx(curve["t"], curve["neutral"], marker=".")
     ax.axvline(s["t"], color="r", ls="--", label=f"t = {s['t']:.3g}")
     ax.set_xlabel("neutral band t")
     ax.set_ylabel("neutral items")
     ax.legend()
-    ax.set_title(_title(r), fontsize=8)
+    ax.set_title(_title(r), fontsize=10)
     name = f"{idx:02d}_neutral_{_slug(r.spec.sensitive_relation)}.png"
     _save_fig(fig, plots / name)
     doc.image(f"plots/{name}", "neutral-count curve")
@@ -242,7 +240,9 @@ def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: in
         done.unlink()
     doc = _Doc()
     doc.heading(title, 1)
-    doc.para(f"{len(results)} result(s); top-{top} tables keep items with C_a + C_b >= {min_count}.")
+    doc.para(f"{len(results)} result(s); top-{top} tables keep items with C_a + C_b >= {min_count} "
+             "(C_a, C_b: holders of the item with the first and the second attribute value). Signed scores "
+             "are first value minus second: + leans towards the first value (e.g. male), - towards the second.")
     table = keidar_table(results)
     if len(table):
         doc.heading("Bias scores per relation x model (Keidar et al.)", 2)
@@ -260,11 +260,7 @@ def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: in
             _section_generic(doc, r, plots, i)
         else:
             doc.table(["value", "score"], [[x.item, x.score] for x in r.rows])
-    md = "\n".join(doc.md)
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title><style>"
-            "body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;margin:8px 0}"
-            "td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}img{max-width:100%}</style></head><body>"
-            + "\n".join(doc.html) + "</body></html>")
+    md, page = doc.render(title)
     atomic_write_text(out / "report.md", md)
     atomic_write_text(out / "report.html", page)
     atomic_write_text(done, "ok\n")

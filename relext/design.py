@@ -293,6 +293,54 @@ class Design:
         f = np.abs if absolute else (lambda x: x)
         return self.estimate(lambda m: f(m[a][name]) - f(m[b][name]), [a, b], seeds=seeds)
 
+    def estimate_weighted(self, per_seed: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
+                          seeds: Sequence[int]) -> Estimate:
+        """A statistic of other per-entity data, paired with this design's estimates.
+
+        ``per_seed(seed, w_male, w_female)`` returns the statistic of one seed as a (K,) array, one
+        value per row of entity weights: ``w_male`` (K, E_male) and ``w_female`` (K, E_female), in
+        the order of ``data.entity_ids[data.gender == g]``, are this design's entity resample
+        (K = n_resamples) or all ones (K = 1: no resampling). Seeds are averaged, drawn and
+        scaled, and the three intervals formed, exactly as in :meth:`estimate`.
+        """
+        seeds = [int(s) for s in seeds]
+        if not seeds:
+            raise ValueError("no seeds")
+        ones = {g: np.ones((1, int(m.sum()))) for g, m in (("male", self._male), ("female", self._female))}
+        s_ = len(seeds)
+
+        def values(weights: dict[str, np.ndarray]) -> np.ndarray:   # (K, S)
+            cols = [np.asarray(per_seed(s, weights["male"], weights["female"]), dtype=float).reshape(-1)
+                    for s in seeds]
+            return np.stack(cols, axis=1)
+
+        def seed_mean(v: np.ndarray, draw: bool) -> np.ndarray:
+            if not draw:
+                return v.mean(axis=1)
+            idx = self._seed_draw(tuple(seeds))
+            v = np.broadcast_to(v, (self.n_resamples, s_))
+            k = math.sqrt(s_ / (s_ - 1)) if s_ > 1 else 1.0
+            mean_all = v.mean(1)
+            return mean_all + k * (np.take_along_axis(v, idx, 1).mean(1) - mean_all)
+
+        fixed, resampled = values(ones), values(self._w)
+        point = float(fixed.mean(axis=1)[0])
+        reps = {"combined": seed_mean(resampled, True), "seed": seed_mean(fixed, True),
+                "entity": seed_mean(resampled, False)}
+        ci = _interval(reps["combined"], self.confidence)
+        degenerate = None
+        if s_ < MIN_SEEDS:
+            degenerate = f"fewer than {MIN_SEEDS} seeds: seed variance not estimable"
+        elif ci[1] - ci[0] <= 1e-12:
+            degenerate = "zero-width interval"
+        return Estimate(
+            value=point, ci=ci, ci_seed=_interval(reps["seed"], self.confidence),
+            ci_entity=_interval(reps["entity"], self.confidence),
+            se=float(reps["combined"].std(ddof=1)), se_seed=float(reps["seed"].std(ddof=1)),
+            se_entity=float(reps["entity"].std(ddof=1)),
+            p_value=1.0 if degenerate else bootstrap_p_value(reps["combined"]),
+            n_seeds=s_, seeds=seeds, confidence=self.confidence, degenerate=degenerate)
+
 
 # --------------------------------------------------------------------------------------------
 # Multiplicity

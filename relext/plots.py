@@ -37,8 +37,9 @@ def _save(fig, path: Path) -> Path:
 def plot_f1_by_gender(combos: list[dict], path: str | Path, *, title: str = "") -> Path:
     """Grouped bars: F1 per relation (one panel each), male vs female, per combination."""
     plt = _plt()
-    labels = [f"{c['encoder']}\n{c['selector']}" for c in combos]
-    fig, axes = plt.subplots(1, len(POSITIVE_RELATIONS), figsize=(4.2 * len(POSITIVE_RELATIONS), 4),
+    labels = [f"{c['encoder']}-{c['selector']}" for c in combos]
+    panel = max(4.2, 0.35 * len(combos) + 1.2)  # wide enough for one rotated label per combination
+    fig, axes = plt.subplots(1, len(POSITIVE_RELATIONS), figsize=(panel * len(POSITIVE_RELATIONS), 4),
                              sharey=True)
     x = list(range(len(combos)))
     w = 0.38
@@ -49,11 +50,11 @@ def plot_f1_by_gender(combos: list[dict], path: str | Path, *, title: str = "") 
             ax.bar([i + off for i in x], vals, w, yerr=errs, color=color, label=gender, capsize=2)
         ax.set_title(rel)
         ax.set_xticks(x)
-        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_xticklabels(labels, fontsize=7, rotation=60, ha="right", rotation_mode="anchor")
         ax.set_ylim(0, 1.05)
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("F1 (mean over seeds, t-interval)")
-    axes[0].legend(loc="lower left")
+    axes[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # outside the bars
     if title:
         fig.suptitle(title)
     p = _save(fig, Path(path))

@@ -27,67 +27,108 @@ def small_benchmark(tmp_path_factory):
     return write_benchmark(tmp_path_factory.mktemp("bench") / "small", out, description="subset", progress=False)
 
 
+SEEDS = (0, 1)
+
+
 @pytest.fixture(scope="module")
 def tiny_run(small_benchmark, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "run"
     args = ["run", "--profile", "tiny", "--dataset", str(small_benchmark), "--out", str(out), "--quiet",
-            "--threads", "1"]
+            "--threads", "1", "--seeds", ",".join(map(str, SEEDS)), "--min-count", "1"]
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
     return out, args
 
 
-def test_report_structure_and_consistency(tiny_run, small_benchmark):
+def test_every_seed_runs_in_its_own_folder(tiny_run, small_benchmark):
     import wikigenderbias
-    from wgb.pipeline import gold_triples
+    from wgb.pipeline import gold_triples, seed_dir
     from wikigenderbias.schema import POSITIVE_RELATIONS
 
     out, _ = tiny_run
-    for name in ("report.html", "report.md", "report.json", "propagation.png"):
+    gold_n = len(gold_triples(wikigenderbias.load(path=small_benchmark)))
+    for seed in SEEDS:
+        d = seed_dir(out, seed)
+        assert json.loads((d / "config.json").read_text())["config"]["seed"] == seed
+        assert (d / "extractors" / "baseline" / "entity_counts.npz").exists()
+        gold = [json.loads(line) for line in (d / "triples" / "gold.jsonl").read_text().splitlines()]
+        assert len(gold) == gold_n and {t["head_gender"] for t in gold} == {"male", "female"}
+        for variant in ("baseline", "cda"):
+            extracted = [json.loads(line) for line in (d / "triples" / f"{variant}.jsonl").read_text().splitlines()]
+            assert all(t["relation"] in POSITIVE_RELATIONS for t in extracted)
+        for graph in ("gold", "baseline", "cda"):
+            skipped = d / "bias" / f"{graph}.skipped.json"
+            if skipped.exists():  # an extractor that extracted no hypernym triple: reported, not measured
+                assert graph != "gold"
+                assert "hypernym" in json.loads(skipped.read_text())["missing_relations"]
+    assert "seed" not in json.loads((out / "config.json").read_text())["study"]
+
+
+def test_report_leads_with_verdicts_and_pools_the_seeds(tiny_run):
+    from wikigenderbias.schema import POSITIVE_RELATIONS
+
+    out, _ = tiny_run
+    for name in ("report.html", "report.md", "report.json", "propagation.png", "bias_added.png"):
         assert (out / "report" / name).stat().st_size > 0
     rep = json.loads((out / "report" / "report.json").read_text())
+    a = rep["analysis"]
+    assert a["seeds"] == list(SEEDS) and rep["provenance"]["profile"] == "tiny"
     assert set(rep["extraction"]) == {"baseline", "cda"}
-    assert "seed 0" in rep["provenance"] and "tiny" in rep["provenance"]
-    gold = [json.loads(line) for line in (out / "triples" / "gold.jsonl").read_text().splitlines()]
-    assert len(gold) == len(gold_triples(wikigenderbias.load(path=small_benchmark)))
-    assert {t["head_gender"] for t in gold} == {"male", "female"}
-    for variant, cov in rep["coverage"].items():
-        extracted = [json.loads(line) for line in (out / "triples" / f"{variant}.jsonl").read_text().splitlines()]
-        assert all(t["relation"] in POSITIVE_RELATIONS for t in extracted)
-        for rel in POSITIVE_RELATIONS:
-            for g in ("male", "female"):
-                c = cov[rel][g]
-                assert c["gold"] == sum(1 for t in gold if t["relation"] == rel and t["head_gender"] == g)
-                assert c["extracted"] == len({(t["head"], t["tail"]) for t in extracted
-                                              if t["relation"] == rel and t["head_gender"] == g})
-                assert 0 <= c["correct"] <= min(c["gold"], c["extracted"])
-    for graph in ("gold", "baseline", "cda"):
-        measures = {r["measure"] for r in rep["bias"][graph]}
-        skipped = out / "bias" / f"{graph}.skipped.json"
-        if skipped.exists():  # an extractor that extracted no hypernym triple: reported, not measured
-            assert graph != "gold" and measures == set()
-            assert "hypernym" in json.loads(skipped.read_text())["missing_relations"]
-        else:
-            assert measures == {"data", "fisher", "bourli_projection"}
-    gold_data = next(r for r in rep["bias"]["gold"] if r["measure"] == "data")
-    assert gold_data["rows"], "the gold graph has hypernym values of both genders"
+    assert a["verdicts"] and all(v["verdict"] == "undecided" for v in a["verdicts"])  # 2 seeds < 3
+    assert all(v["n_seeds"] <= len(SEEDS) for v in a["verdicts"])
+    rel = [r for r in a["relations"] if r["extractor"] == "baseline"]
+    assert [r["relation"] for r in rel] == list(POSITIVE_RELATIONS)
+    for r in rel:
+        e = r["graph_recall_gap"]
+        assert e["ci"][0] <= e["value"] <= e["ci"][1] and e["over"] == "seeds × entities"
+    data = [r for r in a["bias_added"] if r["measure"] == "data"]
+    assert {r["extractor"] for r in data} == {"baseline", "cda"}
+    for r in data:  # the decomposition is exact: added = shared + error-born - missed
+        assert r["added"]["value"] == pytest.approx(r["shared"]["value"] + r["error_born"]["value"]
+                                                    - r["missed"]["value"], abs=1e-9)
+    md = (out / "report" / "report.md").read_text()
+    assert md.index("## Answer") < md.index("## How to read it") < md.index("## 1. Extraction gap")
     html = (out / "report" / "report.html").read_text()
-    assert "data:image/png;base64," in html and "<table>" in html
+    assert "data:image/png;base64," in html and "<table" in html and html.count("<ul>") >= 1
+    assert html.index('id="answer"') < html.index('id="graph"') and "undecided" in html
 
 
 def test_rerun_resumes_without_redoing_work(tiny_run):
+    from wgb.pipeline import seed_dir
+
     out, args = tiny_run
-    before = json.loads((out / "stages" / "timings.json").read_text())
+    before = [json.loads((seed_dir(out, s) / "stages" / "timings.json").read_text()) for s in SEEDS]
     r = CliRunner().invoke(cli, [a for a in args if a != "--quiet"])
     assert r.exit_code == 0, r.output
-    assert "[run " not in r.output and "[skip] train/baseline" in r.output
-    assert json.loads((out / "stages" / "timings.json").read_text()) == before
+    assert "[run " not in r.output and "[skip] train/baseline" in r.output and "== seed 1" in r.output
+    assert [json.loads((seed_dir(out, s) / "stages" / "timings.json").read_text()) for s in SEEDS] == before
+
+
+def test_one_seed_of_the_study_reruns_alone(tiny_run):
+    """--seed picks one seed of the folder: its stages are done, only its report is new."""
+    out, args = tiny_run
+    i = args.index("--seeds")
+    r = CliRunner().invoke(cli, [*args[:i], *args[i + 2:], "--seed", "1"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads((out / "report" / "report.json").read_text())
+    assert rep["analysis"]["seeds"] == [1]
 
 
 def test_another_config_into_the_same_folder_is_refused(tiny_run):
     out, args = tiny_run
-    r = CliRunner().invoke(cli, [*args, "--seed", "7"])
+    r = CliRunner().invoke(cli, [*args, "--set", "kge_epochs=6"])
     assert r.exit_code == 1 and "another configuration" in r.output
+
+
+def test_seed_options(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(cli, ["run", "--seed", "1", "--seeds", "0,1", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 1 and "not both" in r.output
+    r = runner.invoke(cli, ["run", "--seeds", "0,zero", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 1 and "whole numbers" in r.output
+    r = runner.invoke(cli, ["run", "--seeds", "1,1", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 1 and "seeds repeat" in r.output
+    assert not (tmp_path / "x").exists()
 
 
 def test_bad_config_is_an_error_before_any_work(tmp_path):

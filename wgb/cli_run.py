@@ -14,7 +14,12 @@ from wgb.errors import OutputPath
 @click.option("--quick", "quick_flag", is_flag=True, help="Same as --profile quick.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change one profile setting, e.g. --set kge_epochs=20 (repeatable).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="One seed (default 0).")
+@click.option("--seeds", "seeds", default=None, metavar="S1,S2,...",
+              help="Several seeds, e.g. 0,1,2: every stage per seed (OUT/seed-<s>/), one report pooled over "
+                   "them with verdicts (3 or more seeds decide them).")
+@click.option("--min-count", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Item tables of the report list items held by at least this many persons.")
 @click.option("--dataset", type=click.Path(file_okay=False), default=None,
               help="Benchmark folder (default: the embedded WikiGenderBias release).")
 @click.option("--encoder", default="pcnn", show_default=True)
@@ -26,14 +31,15 @@ from wgb.errors import OutputPath
 @click.option("--link-fb13", is_flag=True, help="Link people and places to FB13 by name and add FB13 as background.")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads (default: torch's choice).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def run(out_dir, profile, quick_flag, overrides, seed, dataset, encoder, selector, debias, kge_model, measures, link_fb13, threads,
-        quiet) -> None:
+def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset, encoder, selector, debias, kge_model,
+        measures, link_fb13, threads, quiet) -> None:
     """Run the main job: extraction bias -> knowledge graph -> embedding bias, one report.
 
-    Trains the baseline extractor and the debiased one(s) on the benchmark, extracts triples from
-    the held-out (test) articles, builds knowledge graphs from the gold labels and from each
-    extractor, trains embeddings on each, runs the kge bias measures and writes
-    OUT/report/report.html (+ .md, .json, propagation.png).
+    For each seed: trains the baseline extractor and the debiased one(s) on the benchmark, extracts
+    triples from the held-out (test) articles, builds knowledge graphs from the gold labels and from
+    each extractor, trains embeddings on each and runs the kge bias measures (OUT/seed-<s>/). Then
+    writes OUT/report/report.html (+ .md, .json, charts): verdicts first, estimates pooled over the
+    seeds and the test articles with intervals. Rerun to resume; add seeds to the same OUT later.
     """
     from wgb.pipeline import DEFAULT_MEASURES, PipelineConfig, parse_overrides, run_pipeline
 
@@ -41,8 +47,20 @@ def run(out_dir, profile, quick_flag, overrides, seed, dataset, encoder, selecto
         settings = parse_overrides(overrides)
     except ValueError as err:
         raise click.ClickException(str(err)) from err
+    if seed is not None and seeds is not None:
+        raise click.ClickException("give --seed (one run) or --seeds (several), not both")
+    seed_list = None
+    if seeds is not None:
+        try:
+            seed_list = [int(x) for x in seeds.split(",") if x.strip()]
+        except ValueError:
+            raise click.ClickException(
+                f"--seeds takes whole numbers separated by commas, e.g. 0,1,2; got {seeds!r}") from None
+        if not seed_list:
+            raise click.ClickException("--seeds names no seed")
     cfg = PipelineConfig(
-        profile="quick" if quick_flag else profile, overrides=settings, seed=seed, dataset=dataset, encoder=encoder, selector=selector,
+        profile="quick" if quick_flag else profile, overrides=settings, seed=seed or 0, seeds=seed_list,
+        min_count=min_count, dataset=dataset, encoder=encoder, selector=selector,
         debias=[d.strip() for d in debias.split(",") if d.strip()], kge_model=kge_model,
         measures=[m.strip() for m in measures.split(",")] if measures else list(DEFAULT_MEASURES),
         link_fb13=link_fb13, threads=threads,
@@ -56,4 +74,5 @@ def run(out_dir, profile, quick_flag, overrides, seed, dataset, encoder, selecto
         result = run_pipeline(cfg, out_dir, log=log, progress=not quiet)
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
-    click.echo(f"report: {result.report_html} ({result.seconds:.0f} s this session)")
+    click.echo(f"report: {result.report_html} (seeds {','.join(map(str, result.seeds))}; "
+               f"{result.seconds:.0f} s this session)")

@@ -1,13 +1,13 @@
 """What a `wgb run` does: the profiles (sizes of every stage) and :class:`PipelineConfig`."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from wgbcore.config import parse_overrides
 
-__all__ = ["PROFILES", "DEFAULT_MEASURES", "TEST_SPLITS", "GENDER_RELATION", "TARGET_RELATION", "PipelineConfig",
-           "parse_overrides"]
+__all__ = ["PROFILES", "DEFAULT_MEASURES", "TEST_SPLITS", "GENDER_RELATION", "TARGET_RELATION", "MIN_COUNT",
+           "PipelineConfig", "parse_overrides"]
 
 PROFILES: dict[str, dict[str, Any]] = {
     # seconds, for the test suite: tiny models on whatever (small) dataset is given
@@ -24,12 +24,15 @@ DEFAULT_MEASURES = ("data", "fisher", "bourli_projection")
 TEST_SPLITS = ("male_test", "female_test")
 GENDER_RELATION = "gender"
 TARGET_RELATION = "hypernym"
+#: Items held by fewer persons than this are left out of the report's item tables.
+MIN_COUNT = 5
 
 
 @dataclass
 class PipelineConfig:
     profile: str = "quick"
-    seed: int = 0
+    seed: int = 0                         # the seed of one run; a study of several: ``seeds``
+    seeds: list[int] | None = None        # several seeds (each in its own sub-folder); None = [seed]
     dataset: str | None = None            # benchmark folder; None = the embedded release
     encoder: str = "pcnn"
     selector: str = "attention"
@@ -39,7 +42,22 @@ class PipelineConfig:
     link_fb13: bool = False
     min_score: float = 0.0
     threads: int | None = None
+    min_count: int = MIN_COUNT            # item tables of the report: items held by at least this many persons
     overrides: dict[str, Any] = field(default_factory=dict)   # profile values to change
+
+    def all_seeds(self) -> list[int]:
+        return list(self.seeds) if self.seeds is not None else [self.seed]
+
+    def for_seed(self, seed: int) -> "PipelineConfig":
+        """The configuration of one seed's run (its own sub-folder)."""
+        return replace(self, seed=int(seed), seeds=None)
+
+    def study_record(self) -> dict[str, Any]:
+        """Everything but the seeds: what every seed of one output folder must share."""
+        d = asdict(self)
+        d.pop("seed")
+        d.pop("seeds")
+        return d
 
     def settings(self) -> dict[str, Any]:
         if self.profile not in PROFILES:
@@ -69,6 +87,13 @@ class PipelineConfig:
         from relext.train import TrainConfig
 
         s = self.settings()
+        seeds = self.all_seeds()
+        if not seeds or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in seeds):
+            raise ValueError(f"seeds must be whole numbers >= 0, got {seeds!r}")
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds repeat: {seeds!r}")
+        if isinstance(self.min_count, bool) or not isinstance(self.min_count, int) or self.min_count < 1:
+            raise ValueError(f"min_count must be a whole number >= 1, got {self.min_count!r}")
         if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
                                          or self.threads < 1):
             raise ValueError(f"threads must be a whole number >= 1, got {self.threads!r}")

@@ -1,8 +1,9 @@
-"""The report of a `wgb run`: ``report.md``, ``report.html`` (self-contained), ``report.json``
-and the propagation chart."""
+"""The report of a `wgb run`: ``report.html`` (self-contained: charts inlined), ``report.md``,
+``report.json`` and the charts, rendered from jinja2 templates (``wgb/templates/run_report.*``,
+:mod:`wgbcore.render`). It leads with the verdicts, then the evidence
+(:mod:`wgb.pipeline.propagation`)."""
 from __future__ import annotations
 
-import base64
 import math
 from dataclasses import asdict
 from pathlib import Path
@@ -10,181 +11,166 @@ from typing import Any
 
 from wgb import __version__
 from wgb.pipeline.config import GENDER_RELATION, TARGET_RELATION
-from wgb.pipeline.coverage import bias_items, propagation_table
-from wgbcore.atomicio import atomic_savefig, atomic_write_json, atomic_write_text, clean_json
+from wgbcore.atomicio import atomic_savefig, atomic_write_json, clean_json
+
+#: Width of the charts in inches at ``DPI``: 1000 px, the page's text width.
+FIG_WIDTH, DPI = 10.0, 100
+MARKERS = ["o", "s", "^", "D", "v", "P"]
+REL_COLORS = {"spouse": "#c0504d", "hypernym": "#4f8a10", "birthDate": "#8064a2", "birthPlace": "#2b8cbe"}
+PART_LABELS = {"shared": "shared items: |extracted| − |gold|", "error_born": "error-born items",
+               "missed": "missed gold items (subtracted)", "added": "total bias added"}
 
 
-def _plot_propagation(prop: dict, bias: dict, path: Path, *, title: str = "") -> Path:
+def _plt():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
-    ax = axes[0]
-    markers = ["o", "s", "^", "D", "v", "P"]
-    extractors = sorted({r["extractor"] for r in prop["relations"]}, key=lambda v: (v != "baseline", v))
-    colors = {"spouse": "#c0504d", "hypernym": "#9bbb59", "birthDate": "#8064a2", "birthPlace": "#4bacc6"}
+    return plt
+
+
+def _ok(x: Any) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _err(e: dict) -> list[list[float]] | None:
+    lo, hi = e["ci"]
+    if not (_ok(lo) and _ok(hi) and _ok(e["value"])):
+        return None
+    return [[max(e["value"] - lo, 0.0)], [max(hi - e["value"], 0.0)]]
+
+
+def plot_propagation(analysis: dict, path: Path) -> Path:
+    """Left: extraction EO gap vs graph recall gap per relation and extractor; right: how much of
+    each debiased extractor's gap reduction is left in the graph, per relation."""
+    plt = _plt()
+    comps = analysis["comparisons"]
+    fig, axes = plt.subplots(1, 2 if comps else 1, figsize=(FIG_WIDTH, 4.4), squeeze=False)
+    ax = axes[0][0]
+    extractors = list(dict.fromkeys(r["extractor"] for r in analysis["relations"]))
+    lim = 0.0
     for k, v in enumerate(extractors):
-        for r in (r for r in prop["relations"] if r["extractor"] == v):
-            if r["f1_gap"] is None or r["kg_recall_gap"] is None or not math.isfinite(r["kg_recall_gap"]):
+        for r in (r for r in analysis["relations"] if r["extractor"] == v):
+            x, y = r["extraction_eo_gap"], r["graph_recall_gap"]
+            if not (_ok(x["value"]) and _ok(y["value"])):
                 continue
-            lo, hi = r["f1_gap_ci"]
-            ax.errorbar(r["f1_gap"], r["kg_recall_gap"], xerr=[[r["f1_gap"] - lo], [hi - r["f1_gap"]]],
-                        fmt=markers[k % len(markers)], color=colors.get(r["relation"], "k"), capsize=3,
-                        label=f"{v}: {r['relation']}")
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.axvline(0, color="grey", lw=0.8)
-    ax.set_xlabel("extraction F1 gap, male − female (95% CI)")
-    ax.set_ylabel("knowledge-graph recall gap, male − female")
-    ax.set_title("Does the extraction gap survive into the graph?")
-    ax.legend(fontsize=7, ncol=2)
-    graph_measure = "data" if any(r.measure == "data" for r in bias["gold"]) else None
-    emb_measure = next((r.measure for r in bias["gold"] if r.measure != "data" and bias_items(r)), None)
-    for ax, measure, what in ((axes[1], graph_measure, "graph (data) bias"), (axes[2], emb_measure, "embedding bias")):
-        if measure is None:
-            ax.set_visible(False)
-            continue
-        gold = next(bias_items(r) for r in bias["gold"] if r.measure == measure)
-        for k, (gname, results) in enumerate(bias.items()):
-            if gname == "gold":
-                continue
-            items = next((bias_items(r) for r in results if r.measure == measure), {})
-            common = sorted(set(items) & set(gold))
-            ax.scatter([gold[c] for c in common], [items[c] for c in common], s=14, alpha=0.7,
-                       marker=markers[k % len(markers)], label=f"{gname} ({len(common)} shared items)")
-        lim = [min(gold.values(), default=0), max(gold.values(), default=1)]
-        ax.plot(lim, lim, color="grey", lw=0.8, ls="--")
-        ax.set_xlabel(f"{measure} score on the gold graph")
-        ax.set_ylabel(f"{measure} score on the extracted graph")
-        ax.set_title(f"{what} per {TARGET_RELATION} value")
-        ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=9)
+            ax.errorbar(x["value"], y["value"], xerr=_err(x), yerr=_err(y), fmt=MARKERS[k % len(MARKERS)],
+                        color=REL_COLORS.get(r["relation"], "k"), capsize=3, ms=7, label=f"{v}: {r['relation']}")
+            lim = max(lim, *(abs(c) for c in (*x["ci"], *y["ci"]) if _ok(c)), abs(x["value"]), abs(y["value"]))
+    lim = (lim or 0.05) * 1.1
+    ax.plot([-lim, lim], [-lim, lim], color="grey", lw=0.8, ls="--", label="graph gap = extraction gap")
+    ax.axhline(0, color="grey", lw=0.6)
+    ax.axvline(0, color="grey", lw=0.6)
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_xlabel("extraction recall gap (EO), male − female")
+    ax.set_ylabel("graph recall gap, male − female")
+    ax.set_title("Extraction gap → graph (95% CI)", fontsize=11)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8, frameon=False)
+    if comps:
+        ax = axes[0][1]
+        rels = [r["relation"] for r in comps[0]["per_relation"]]
+        width = 0.8 / (2 * len(comps))
+        for k, c in enumerate(comps):
+            for j, (level, color) in enumerate((("extraction", "#7f7f7f"), ("graph", "#1f77b4"))):
+                off = (2 * k + j - (2 * len(comps) - 1) / 2) * width
+                for i, row in enumerate(c["per_relation"]):
+                    e = row[level]
+                    if not _ok(e["value"]):
+                        continue
+                    ax.bar(i + off, e["value"], width, color=color, alpha=1.0 if k == 0 else 0.6,
+                           yerr=_err(e), capsize=2, label=f"{c['debiased']}: {level}" if i == 0 else None)
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_xticks(range(len(rels)))
+        ax.set_xticklabels(rels)
+        ax.set_ylabel(f"|gap| of {comps[0]['baseline']} − |gap| of debiased")
+        ax.set_title("Gap reduction: extraction (F1) vs graph (recall)", fontsize=11)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8, frameon=False)
     fig.tight_layout()
     try:
-        return atomic_savefig(path, fig, dpi=110)
+        return atomic_savefig(path, fig, dpi=DPI, bbox_inches="tight")
     finally:
         plt.close(fig)
 
 
-def _fmt(x: Any, nd: int = 3) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    if isinstance(x, float):
-        return f"{x:+.{nd}f}" if nd and abs(x) < 10 else f"{x:.{nd}f}"
-    return str(x)
+def plot_bias_added(analysis: dict, path: Path) -> Path | None:
+    """The parts of the bias added by extraction, one panel per measure, one bar per extractor."""
+    rows = analysis["bias_added"]
+    measures = list(dict.fromkeys(r["measure"] for r in rows))
+    if not measures:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(len(measures), 1, figsize=(FIG_WIDTH, 1.2 + 1.9 * len(measures)), squeeze=False)
+    parts = ["shared", "error_born", "missed", "added"]
+    for ax, m in zip(axes[:, 0], measures):
+        mine = [r for r in rows if r["measure"] == m]
+        h = 0.8 / max(len(mine), 1)
+        for k, r in enumerate(mine):
+            for i, part in enumerate(parts):
+                e = dict(r[part])
+                if part == "missed" and _ok(e["value"]):  # drawn as what it takes away
+                    e = {**e, "value": -e["value"], "ci": [-c if _ok(c) else c for c in reversed(e["ci"])]}
+                if not _ok(e["value"]):
+                    continue
+                err = _err(e)
+                ax.barh(i + (k - (len(mine) - 1) / 2) * h, e["value"], h, color=f"C{k}",
+                        xerr=err, capsize=2, label=r["extractor"] if i == 0 else None)
+        ax.axvline(0, color="black", lw=0.6)
+        ax.set_yticks(range(len(parts)))
+        ax.set_yticklabels([PART_LABELS[p] for p in parts], fontsize=9)
+        ax.invert_yaxis()
+        over = mine[0]["over"] if mine else ""
+        ax.set_title(f"{m}: bias mass added by extraction (+ = more bias; 95% CI over {over})", fontsize=10)
+        if not any(_ok(r[part]["value"]) for r in mine for part in parts):
+            ax.text(0.5, 0.5, "not measured on these graphs", ha="center", va="center", transform=ax.transAxes,
+                    color="grey")
+    handles = {}
+    for ax in axes[:, 0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.tight_layout()
+    if handles:  # one legend for all panels, below them
+        fig.legend(list(handles.values()), list(handles), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=len(handles), fontsize=9, frameon=False)
+    try:
+        return atomic_savefig(path, fig, dpi=DPI, bbox_inches="tight")
+    finally:
+        plt.close(fig)
 
 
-def _plain(x: Any) -> str:
-    return "–" if x is None or not math.isfinite(x) else f"{x:.3f}"
+def write_report(folder: Path, *, cfg, settings: dict, analysis: dict, extraction: dict, link_reports: dict,
+                 timings: dict, seconds: dict | None = None) -> Path:
+    """``report.html`` / ``.md`` / ``.json`` and the charts into ``folder``.
 
+    ``extraction``: per extractor, the seed-averaged F1 per relation and gender
+    (``{v: {relation: {"male", "female"}}}``); ``timings``: per seed, per stage (seconds)."""
+    from wgbcore.render import render, render_to
 
-def write_report(folder: Path, *, cfg, settings, evals, coverage, bias, link_reports, timings) -> Path:
-    from wikigenderbias.schema import POSITIVE_RELATIONS
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    seeds = analysis["seeds"]
+    provenance = {
+        "data": cfg.dataset or "embedded WikiGenderBias release",
+        "extractor": f"{cfg.encoder}+{cfg.selector}, {settings['re_epochs']} epochs",
+        "kge": f"{cfg.kge_model}, dim {settings['kge_dim']}, {settings['kge_epochs']} epochs",
+        "seeds": ", ".join(map(str, seeds)), "profile": cfg.profile, "version": __version__,
+        "measures": ", ".join(cfg.measures),
+    }
+    charts = {"propagation": plot_propagation(analysis, folder / "propagation.png"),
+              "bias_added": plot_bias_added(analysis, folder / "bias_added.png")}
+    context = {"analysis": analysis, "cfg": asdict(cfg), "settings": settings, "prov": provenance,
+               "extraction": extraction, "link_reports": link_reports, "timings": timings,
+               "seconds": seconds or {}, "target": TARGET_RELATION, "gender_relation": GENDER_RELATION,
+               "n_seeds": len(seeds), "min_seeds": 3,
+               "charts": {k: (p.name if p else None) for k, p in charts.items()}}
+    render_to(folder / "report.md", "run_report.md", package="wgb", **context)
+    html = render("run_report.html", package="wgb", **context,
+                  inline={k: p for k, p in charts.items() if p})
+    from wgbcore.atomicio import atomic_write_text
 
-    prop = propagation_table(evals, coverage, bias)
-    provenance = (f"data: {cfg.dataset or 'embedded WikiGenderBias release'}; extractor: "
-                  f"{cfg.encoder}+{cfg.selector}, {settings['re_epochs']} epochs; KGE: {cfg.kge_model} "
-                  f"dim {settings['kge_dim']}, {settings['kge_epochs']} epochs; seed {cfg.seed}; "
-                  f"profile {cfg.profile}; wgb {__version__}")
-    chart = _plot_propagation(prop, bias, folder / "propagation.png", title=provenance)
-    md = ["# wgb run: from extraction bias to knowledge-graph-embedding bias\n", f"_{provenance}_\n"]
-    md.append("## 1. Extraction gaps (held-out articles; bootstrap over entities, 95% CI)\n")
-    md.append("| extractor | relation | F1 male | F1 female | F1 gap | 95% CI | EO gap | flagged |")
-    md.append("|---|---|---|---|---|---|---|---|")
-    for v, ev in evals.items():
-        gaps = {(g.relation, g.metric): g for g in ev.gaps["argmax"]}
-        for rel in (*POSITIVE_RELATIONS, "micro"):
-            f1 = gaps.get((rel, "f1"))
-            eo = gaps.get((rel, "recall"))
-            if f1 is None:
-                continue
-            md.append(f"| {v} | {rel} | {f1.male:.3f} | {f1.female:.3f} | {f1.gap:+.3f} | "
-                      f"[{f1.ci_low:+.3f}, {f1.ci_high:+.3f}] | {_fmt(eo.gap if eo else None)} | "
-                      f"{'yes' if f1.flagged else 'no'} |")
-    md.append("\n## 2. The knowledge graphs built from them (vs the gold graph of the same articles)\n")
-    md.append("| graph | relation | recall male | recall female | recall gap | precision male | precision female |")
-    md.append("|---|---|---|---|---|---|---|")
-    for v, cov in coverage.items():
-        for rel in POSITIVE_RELATIONS:
-            c = cov[rel]
-            md.append(f"| {v} | {rel} | {c['male']['recall']:.3f} ({c['male']['correct']}/{c['male']['gold']}) | "
-                      f"{c['female']['recall']:.3f} ({c['female']['correct']}/{c['female']['gold']}) | "
-                      f"{_fmt(c['recall_gap'])} | {_plain(c['male']['precision'])} | {_plain(c['female']['precision'])} |")
-    if link_reports:
-        md.append("\nFB13 background knowledge: " + "; ".join(
-            f"{g}: {r['linked_total']} of {r['entities']} entities linked ({r['linked']})" for g, r in link_reports.items()))
-    md.append(f"\n## 3. Embedding bias ({cfg.kge_model}; gender male vs female; target relation `{TARGET_RELATION}`)\n")
-    md.append("| graph | measure | items | mean score | mean abs score | Pearson r vs gold graph (shared items) |")
-    md.append("|---|---|---|---|---|---|")
-    for r in prop["measures"]:
-        md.append(f"| {r['graph']} | {r['measure']} | {r['items']} | {_fmt(r['mean_score'], 4)} | "
-                  f"{_fmt(r['mean_abs_score'], 4)} | {_fmt(r['pearson_r_vs_gold'])} ({r['items_shared_with_gold']}) |")
-    for gname, results in bias.items():
-        if not results:
-            md.append(f"\n{gname}: not measurable (the graph has no `{TARGET_RELATION}` or `{GENDER_RELATION}` triples).")
-    md.append("\n### Most biased items per graph (top 5 by |score|)\n")
-    for gname, results in bias.items():
-        for res in results:
-            items = sorted(bias_items(res).items(), key=lambda kv: -abs(kv[1]))[:5]
-            if items:
-                md.append(f"- **{gname} / {res.measure}**: " + ", ".join(f"{k} {v:+.4f}" for k, v in items))
-    md.append("\n## 4. Bias propagation\n")
-    md.append("![propagation](propagation.png)\n")
-    md.append("Left: each point is one relation of one extractor; x = its F1 gap on the held-out articles, "
-              "y = how much more of the male than of the female gold triples the extracted graph contains. "
-              "Middle and right: the graph's data bias and the embedding bias of each hypernym value in the graphs "
-              "built by the extractors, against the same measure on the gold graph of the same articles; points off "
-              "the diagonal are bias added or removed by extraction.")
-    md.append("\n## Timings (seconds)\n")
-    md += [f"- {k}: {v}" for k, v in timings.items()]
-    text = "\n".join(md) + "\n"
-    atomic_write_text(folder / "report.md", text)
+    atomic_write_text(folder / "report.html", html)
     atomic_write_json(folder / "report.json", clean_json({
-        "provenance": provenance, "config": asdict(cfg), "settings": settings,
-        "extraction": {v: ev.to_dict() for v, ev in evals.items()},
-        "coverage": coverage, "propagation": prop, "fb13_links": link_reports, "timings": timings,
-        "bias": {g: [asdict(r) for r in results] for g, results in bias.items()},
-    }))
-    img = base64.b64encode(chart.read_bytes()).decode("ascii")
-    atomic_write_text(folder / "report.html", _markdown_to_html(text, img))
+        "provenance": provenance, "config": asdict(cfg), "settings": settings, "analysis": analysis,
+        "extraction": extraction, "fb13_links": link_reports, "timings": timings}))
     return folder
-
-
-def _markdown_to_html(md: str, img_b64: str) -> str:
-    """A small, dependency-free renderer for the report's own markdown (tables, headings, lists)."""
-    import html
-
-    out = ["<!doctype html><html><head><meta charset='utf-8'><title>wgb report</title><style>",
-           "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}",
-           "table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #ccc;padding:3px 8px}",
-           "th{background:#f0f0f0}img{max-width:100%}</style></head><body>"]
-    lines = md.splitlines()
-    i = 0
-    while i < len(lines):
-        ln = lines[i]
-        if ln.startswith("|"):
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
-                i += 1
-            out.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in rows[0]) + "</tr>")
-            for r in rows[2:]:
-                out.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>")
-            out.append("</table>")
-            continue
-        if ln.startswith("#"):
-            level = len(ln) - len(ln.lstrip("#"))
-            out.append(f"<h{level}>{html.escape(ln[level:].strip())}</h{level}>")
-        elif ln.startswith("!["):
-            out.append(f"<img alt='bias propagation' src='data:image/png;base64,{img_b64}'>")
-        elif ln.startswith("- "):
-            out.append(f"<li>{html.escape(ln[2:]).replace('**', '')}</li>")
-        elif ln.startswith("_") and ln.endswith("_"):
-            out.append(f"<p><em>{html.escape(ln.strip('_'))}</em></p>")
-        elif ln.strip():
-            out.append(f"<p>{html.escape(ln)}</p>")
-        i += 1
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"

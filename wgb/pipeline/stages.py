@@ -1,21 +1,21 @@
-"""Running the job: resumable stages, each writing its files under ``out/`` and a marker in
-``out/stages/`` when done (see :mod:`wgb.pipeline` for the list)."""
+"""Running the job: for each seed, resumable stages, each writing its files under
+``out/seed-<s>/`` and a marker in ``out/seed-<s>/stages/`` when done (see :mod:`wgb.pipeline` for
+the list); then the report pooled over the seeds in ``out/report/``."""
 from __future__ import annotations
 
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from wgb import __version__
 from wgb.pipeline.config import GENDER_RELATION, TARGET_RELATION, TEST_SPLITS, PipelineConfig
-from wgb.pipeline.coverage import kg_coverage
 from wgb.pipeline.gold import gold_triples
 from wgb.pipeline.linking import link_to_fb13
 from wgb.pipeline.report import write_report
-from wgbcore.atomicio import atomic_write_json, atomic_write_text, read_jsonl
+from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
 
 class Stages:
@@ -50,28 +50,61 @@ class RunResult:
     version: str
     seconds: float
     report_html: str
+    seeds: list[int] = field(default_factory=list)
+
+
+def seed_dir(out: str | os.PathLike, seed: int) -> Path:
+    """The sub-folder of one seed's run."""
+    return Path(out) / f"seed-{seed}"
 
 
 def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callable[[str], None] = print,
                  progress: bool = True) -> RunResult:
-    """Run (or resume) the whole job into ``out_dir``; returns where the report is."""
+    """Run (or resume) every seed's stages into ``out_dir/seed-<s>/``, then the pooled report into
+    ``out_dir/report/``; returns where the report is. A folder's seeds share every other setting;
+    seeds may be added to it later (the report pools the seeds asked for)."""
     import wikigenderbias
 
     cfg.validate()
     s = cfg.settings()
     out = Path(out_dir)
-    _record_config(out, cfg, s)
+    _record_study(out, cfg, s)
     t_start = time.perf_counter()
-    stages = Stages(out, log)
     dataset = wikigenderbias.load(path=cfg.dataset)
     variants = cfg.variants()
     graphs = ["gold", *variants]
-    _extractor_stages(stages, cfg, s, out, dataset, variants, progress)
-    _triple_stages(stages, cfg, out, dataset, variants)
-    link_reports = _graph_stages(stages, cfg, s, out, graphs, log, progress)
-    stages.run("report", lambda: _report(out, cfg, s, variants, graphs, link_reports, stages.timings))
+    seeds = cfg.all_seeds()
+    link_reports: dict[str, Any] = {}
+    for seed in seeds:
+        scfg, sout = cfg.for_seed(seed), seed_dir(out, seed)
+        log(f"== seed {seed} ({sout})")
+        _record_config(sout, scfg, s)
+        stages = Stages(sout, log)
+        _extractor_stages(stages, scfg, s, sout, dataset, variants, progress)
+        _triple_stages(stages, scfg, sout, dataset, variants)
+        link_reports[seed] = _graph_stages(stages, scfg, s, sout, graphs, log, progress)
+    top = Stages(out, log)
+    top.run(f"report/seeds-{'-'.join(map(str, seeds))}",
+            lambda: _report(out, cfg, s, variants, seeds, dataset, link_reports))
     seconds = time.perf_counter() - t_start
-    return RunResult(str(out), asdict(cfg), s, __version__, round(seconds, 1), str(out / "report" / "report.html"))
+    return RunResult(str(out), asdict(cfg), s, __version__, round(seconds, 1), str(out / "report" / "report.html"),
+                     seeds)
+
+
+def _record_study(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:
+    """``out/config.json``: what every seed of the folder shares; another configuration is refused."""
+    from wgbcore.provenance import provenance
+
+    out.mkdir(parents=True, exist_ok=True)
+    saved = out / "config.json"
+    record = {"study": cfg.study_record(), "settings": s, "version": __version__}
+    if saved.exists():
+        prev = json.loads(saved.read_text())
+        if prev.get("study") != record["study"] or prev.get("settings") != record["settings"]:
+            raise ValueError(f"{out} holds a run with another configuration ({saved}); "
+                             "use another --out or delete it")
+    else:
+        atomic_write_json(saved, {**record, "provenance": provenance(seed=cfg.all_seeds()[0])})
 
 
 def _record_config(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:
@@ -187,16 +220,29 @@ def _graph_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], out: P
     return link_reports
 
 
-def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[str], graphs: list[str],
-            link_reports: dict[str, Any], timings: dict[str, float]) -> None:
-    """Stage 6: the report of everything above."""
+def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[str], seeds: list[int], dataset,
+            link_reports: dict[int, dict[str, Any]]) -> None:
+    """The pooled report of the seeds' runs."""
     from kge.bias import load_results
-    from relext.evaluate import load_eval
+    from wgb.pipeline.answer import analyse
+    from wgb.pipeline.propagation import Propagation, build_study, head_entities
+    from wikigenderbias.schema import POSITIVE_RELATIONS
 
-    tdir = out / "triples"
-    evals = {v: load_eval(out / "extractors" / v) for v in variants}
-    gold = read_jsonl(tdir / "gold.jsonl")
-    coverage = {v: kg_coverage(gold, read_jsonl(tdir / f"{v}.jsonl")) for v in variants}
-    bias = {g: load_results(out / "bias" / f"{g}.json") for g in graphs}
-    write_report(out / "report", cfg=cfg, settings=s, evals=evals, coverage=coverage, bias=bias,
-                 link_reports=link_reports, timings=timings)
+    dirs = {seed: seed_dir(out, seed) for seed in seeds}
+    study = build_study(dirs, variants, head_entities(dataset))
+    graphs = ["gold", *variants]
+    bias = {seed: {g: load_results(d / "bias" / f"{g}.json") for g in graphs} for seed, d in dirs.items()}
+    prop = Propagation(study, bias, measures=cfg.measures, n_resamples=s["n_resamples"], bootstrap_seed=0)
+    analysis = analyse(prop, min_count=cfg.min_count)
+    extraction = {}
+    for v in variants:
+        point = prop.design.point(f"extraction:{v}", seeds)
+        extraction[v] = {r: {"male": point[f"f1_male:{r}"], "female": point[f"f1_female:{r}"]}
+                         for r in POSITIVE_RELATIONS}
+    timings = {}
+    for seed, d in dirs.items():
+        t = d / "stages" / "timings.json"
+        timings[seed] = json.loads(t.read_text()) if t.exists() else {}
+    links = {f"seed {seed} / {g}": r for seed, reps in link_reports.items() for g, r in reps.items()}
+    write_report(out / "report", cfg=cfg, settings=s, analysis=analysis, extraction=extraction,
+                 link_reports=links, timings=timings)

@@ -1,0 +1,88 @@
+"""One template engine for every report: jinja2 templates, HTML escaped, markdown not.
+
+``render(name, package=..., **context)`` renders ``<package>/templates/<name>``; a template may
+extend ``base.html`` (this package's layout: one stylesheet, page width, tables, verdict badges).
+Templates whose name ends in ``.html`` / ``.htm`` / ``.xml`` escape every value (item and person
+names reach the page as text, never as markup); ``.md`` templates do not, and use the ``cell``
+filter for table cells. Undefined names are errors, not empty strings.
+
+Filters: ``num`` (fixed decimals, ``–`` for None / NaN), ``signed`` (with a sign), ``interval``
+(``[lo, hi]``), ``pct``, ``cell`` (a markdown table cell: ``|`` and line breaks escaped),
+``data_uri`` (a PNG file inlined as ``data:image/png;base64,...``).
+"""
+from __future__ import annotations
+
+import base64
+import math
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["environment", "render", "render_to", "num", "signed", "interval", "pct", "cell", "data_uri"]
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and not math.isfinite(x))
+
+
+def num(x: Any, nd: int = 3) -> str:
+    if _missing(x):
+        return "–"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.{nd}f}"
+
+
+def signed(x: Any, nd: int = 3) -> str:
+    if _missing(x):
+        return "–"
+    return f"{x:+.{nd}f}"
+
+
+def interval(ci: Any, nd: int = 3) -> str:
+    if not ci or any(_missing(c) for c in ci):
+        return "–"
+    return f"[{ci[0]:+.{nd}f}, {ci[1]:+.{nd}f}]"
+
+
+def pct(x: Any, nd: int = 0) -> str:
+    return "–" if _missing(x) else f"{100 * x:.{nd}f}%"
+
+
+def cell(x: Any) -> str:
+    """A markdown table cell: one line, ``|`` escaped, ``<`` escaped (no raw HTML from names)."""
+    return " ".join(str(x).split()).replace("|", "\\|").replace("<", "\\<")
+
+
+def data_uri(path: str | os.PathLike) -> str:
+    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+
+
+@lru_cache(maxsize=None)
+def environment(package: str):
+    """The environment of ``package``'s templates, falling back to this package's (``base.html``)."""
+    import jinja2
+
+    loaders = [jinja2.PackageLoader(package, "templates")]
+    if package != "wgbcore":
+        loaders.append(jinja2.PackageLoader("wgbcore", "templates"))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "htm", "xml"), default_for_string=True),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=num, signed=signed, interval=interval, pct=pct, cell=cell, data_uri=data_uri)
+    return env
+
+
+def render(name: str, *, package: str, **context: Any) -> str:
+    return environment(package).get_template(name).render(**context)
+
+
+def render_to(path: str | os.PathLike, name: str, *, package: str, **context: Any) -> Path:
+    """Render and write through a temp file + rename."""
+    from wgbcore.atomicio import atomic_write_text
+
+    return atomic_write_text(path, render(name, package=package, **context))
