@@ -64,7 +64,7 @@ def _check_number(config, name: str, ok, rule: str, integer: bool = False) -> No
 
 
 @dataclass
-class TrainConfig:
+class EmbeddingConfig:
     """Everything that defines a training run (serialised into the embedding dir)."""
 
     model: str = "transe"
@@ -120,10 +120,15 @@ class TrainConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict, *, source: str = "") -> "TrainConfig":
+    def from_dict(cls, d: dict, *, source: str = "") -> "EmbeddingConfig":
         """Fields by name; unknown names and values of the wrong type are errors naming the field
         (and ``source``, e.g. the config file)."""
         return cls(**check_fields(cls, d, source=source))
+
+
+#: The embeddings' config and trainer have names of their own (relext trains extractors with
+#: :class:`relext.train.ExtractorConfig`); ``TrainConfig`` / ``train`` stay as aliases.
+TrainConfig = EmbeddingConfig
 
 
 @dataclass
@@ -170,7 +175,7 @@ def _batch_loss(model: KGEModel, batch: torch.Tensor, neg_h: torch.Tensor, neg_t
     return loss, leaf, handle
 
 
-def train(graph: KnowledgeGraph, config: TrainConfig | None = None, out_dir: str | os.PathLike | None = None,
+def train_embeddings(graph: KnowledgeGraph, config: "EmbeddingConfig | None" = None, out_dir: str | os.PathLike | None = None,
           overwrite: bool = False, progress: bool | None = None,
           on_epoch_end: Callable[[int, dict], None] | None = None) -> TrainResult:
     """Train ``config.model`` on ``graph.train``; write the embedding dir to ``out_dir`` (optional).
@@ -366,3 +371,6 @@ class _Run:
                 atomic_write_json(out / "metrics.json", result.test, clean=False)
             atomic_write_text(out / DONE, "done\n")
         return result
+
+
+train = train_embeddings

@@ -1,7 +1,7 @@
 """Training a bag-level relation extractor into a run directory (see :mod:`relext.run`).
 
->>> from relext.train import TrainConfig, train
->>> run_dir = train(TrainConfig(encoder="pcnn", selector="attention", epochs=3), "runs/pcnn-att-s0")
+>>> from relext.train import ExtractorConfig, train_extractor
+>>> run_dir = train_extractor(ExtractorConfig(encoder="pcnn", selector="attention", epochs=3), "runs/pcnn-att-s0")
 
 * One ``seed`` seeds python, numpy and torch (model init, dropout, bag shuffling); two runs with
   the same config give identical numbers (CPU, same thread count).
@@ -50,7 +50,7 @@ DEVICES = ("cpu", "cuda", "auto")
 
 
 @dataclass
-class TrainConfig:
+class ExtractorConfig:
     """Everything that defines a training run (OpenNRE's defaults for the model)."""
 
     encoder: str = "pcnn"
@@ -88,7 +88,7 @@ class TrainConfig:
     cache_dir: str | None = None    # Word2Vec cache; None = $WGB_CACHE/word2vec or ~/.cache/wgb/word2vec
     device: str = "cpu"             # cpu | cuda | auto (cuda when available); runtime only, runs resume anywhere
 
-    def validate(self) -> "TrainConfig":
+    def validate(self) -> "ExtractorConfig":
         encoder_class(self.encoder)
         selector_class(self.selector)
         checks = [
@@ -134,7 +134,7 @@ class TrainConfig:
         return d
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any] | str | os.PathLike, *, source: str | None = None) -> "TrainConfig":
+    def from_json(cls, obj: dict[str, Any] | str | os.PathLike, *, source: str | None = None) -> "ExtractorConfig":
         if not isinstance(obj, dict):
             path = Path(obj)
             source = source or str(path)
@@ -153,10 +153,15 @@ class TrainConfig:
     def identity(self) -> dict[str, Any]:
         return {k: v for k, v in self.to_json().items() if k not in RUNTIME_FIELDS}
 
-    def differences(self, other: "TrainConfig") -> list[str]:
+    def differences(self, other: "ExtractorConfig") -> list[str]:
         a, b = self.identity(), other.identity()
         return [k for k in a if a[k] != b.get(k)]
 
+
+
+#: The relation extractor's config and trainer have names of their own (kge trains embeddings
+#: with :class:`kge.train.EmbeddingConfig`); ``TrainConfig`` / ``train`` stay as aliases.
+TrainConfig = ExtractorConfig
 
 # --------------------------------------------------------------------------------------------
 def validation_metrics(probs: np.ndarray, labels: Sequence[Sequence[int]]) -> dict[str, float]:
@@ -295,8 +300,8 @@ def freeze_word_embeddings(model: nn.Module) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-def train(
-    config: TrainConfig,
+def train_extractor(
+    config: "ExtractorConfig",
     run_dir: str | os.PathLike,
     *,
     dataset=None,
@@ -452,3 +457,6 @@ def _write_metrics(run: RunDir, cfg: TrainConfig, state: dict, info: dict, finis
         "device_name": torch.cuda.get_device_name(cfg.torch_device()) if cfg.torch_device().type == "cuda" else "cpu",
         "seed": cfg.seed, "package_version": package_version(), **info,
     })
+
+
+train = train_extractor

@@ -98,7 +98,7 @@ def test_config_validation():
         TrainConfig(model="nope")
     with pytest.raises(ValueError, match="unknown loss"):
         TrainConfig(loss="hinge2")
-    with pytest.raises(ValueError, match="unknown TrainConfig fields"):
+    with pytest.raises(ValueError, match="unknown EmbeddingConfig fields"):
         TrainConfig.from_dict({"modle": "transe"})
     with pytest.raises(ValueError, match="epochs must be >= 1"):
         TrainConfig(epochs=0)

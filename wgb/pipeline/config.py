@@ -82,9 +82,9 @@ class PipelineConfig:
         """Everything that can be checked before any work starts."""
         from kge.bias import MEASURES
         from kge.models import MODELS
-        from kge.train import TrainConfig as KGETrainConfig
+        from kge.train import EmbeddingConfig
         from relext.debias import get_debiaser
-        from relext.train import TrainConfig
+        from relext.train import ExtractorConfig
 
         s = self.settings()
         seeds = self.all_seeds()
@@ -107,10 +107,10 @@ class PipelineConfig:
             MEASURES.canonical(m)
         MODELS.canonical(self.kge_model)
         # both trainers' configs as the stages will build them: a bad value fails here, not after hours
-        TrainConfig(encoder=self.encoder, selector=self.selector, seed=self.seed, epochs=s["re_epochs"],
+        ExtractorConfig(encoder=self.encoder, selector=self.selector, seed=self.seed, epochs=s["re_epochs"],
                     word_dim=s["word_dim"], hidden=s["hidden"], w2v_epochs=s["w2v_epochs"],
                     threads=self.threads).validate()
-        KGETrainConfig(model=self.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"], batch_size=s["kge_batch_size"],
+        EmbeddingConfig(model=self.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"], batch_size=s["kge_batch_size"],
                        seed=self.seed, num_threads=self.threads)
         if self.dataset is not None:
             from wikigenderbias.release import check_folder

@@ -124,9 +124,9 @@ def _record_config(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:
 
 
 def _train_config(cfg: PipelineConfig, s: dict[str, Any], debias: str | None):
-    from relext.train import TrainConfig
+    from relext.train import ExtractorConfig
 
-    return TrainConfig(
+    return ExtractorConfig(
         encoder=cfg.encoder, selector=cfg.selector, seed=cfg.seed, epochs=s["re_epochs"], word_dim=s["word_dim"],
         hidden=s["hidden"], w2v_epochs=s["w2v_epochs"], dataset=cfg.dataset, threads=cfg.threads,
         dataset_transform=[debias] if debias else [], vectors_transform=[debias] if debias else [],
@@ -138,12 +138,12 @@ def _extractor_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], ou
                       variants: list[str], progress: bool) -> None:
     """Stages 1-2: train the baseline and debiased extractors, and evaluate their fairness."""
     from relext.evaluate import evaluate_run
-    from relext.train import train as re_train
+    from relext.train import train_extractor
 
     debias_of = {"baseline": None, **{d: d for d in cfg.debias}}
     for v in variants:
         run_dir = out / "extractors" / v
-        stages.run(f"train/{v}", lambda v=v, run_dir=run_dir: re_train(
+        stages.run(f"train/{v}", lambda v=v, run_dir=run_dir: train_extractor(
             _train_config(cfg, s, debias_of[v]), run_dir, dataset=dataset, progress=progress))
         stages.run(f"eval/{v}", lambda run_dir=run_dir: evaluate_run(
             run_dir, n_resamples=s["n_resamples"], bootstrap_seed=cfg.seed, dataset=dataset))
@@ -170,8 +170,7 @@ def _graph_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], out: P
     their bias measures. Returns the FB13 link reports by graph."""
     from kge.bias import BiasSpec, run_measure, save_results
     from kge.graph import load_fb13, load_triples_jsonl
-    from kge.train import TrainConfig as KGETrainConfig
-    from kge.train import train as kge_train
+    from kge.train import EmbeddingConfig, train_embeddings
 
     tdir = out / "triples"
     spec = BiasSpec(sensitive_relation=GENDER_RELATION, a="male", b="female", target_relation=TARGET_RELATION)
@@ -190,10 +189,10 @@ def _graph_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], out: P
 
         def embed(emb_dir=emb_dir, build_graph=build_graph):
             g = build_graph()
-            kcfg = KGETrainConfig(model=cfg.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"],
+            kcfg = EmbeddingConfig(model=cfg.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"],
                                   batch_size=s["kge_batch_size"], seed=cfg.seed, evaluate_test=False,
                                   num_threads=cfg.threads)
-            kge_train(g, kcfg, emb_dir, progress=progress)
+            train_embeddings(g, kcfg, emb_dir, progress=progress)
 
         stages.run(f"embed/{gname}", embed)
 
