@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from relext.design import Claim, Design, StudyCounts, Verdict, flags, verdicts
+from relext.design import Claim, Design, Estimate, StudyCounts, Verdict, flags, verdicts
 from wikigenderbias.schema import POSITIVE_RELATIONS
 
 PAPER = "Gaut et al. 2020"
@@ -133,32 +133,47 @@ def grid_claim_specs(combos: Sequence[str]) -> list[ClaimSpec]:
     return out
 
 
-def evaluate_claims(design: Design, specs: Sequence[ClaimSpec], *, seeds: Sequence[int] | None = None,
+def _seeds_for(design: Design, spec: ClaimSpec, half: int | None) -> list[int]:
+    """The seeds a claim is decided on: those its variants share, or the first (``half=0``) or
+    second (``half=1``) half of them."""
+    common = design.data.common_seeds(spec.variants)
+    if half is None:
+        return common
+    h = len(common) // 2
+    return common[:h] if half == 0 else common[h:]
+
+
+def _no_seeds(why: str) -> Estimate:
+    nan = float("nan")
+    return Estimate(value=nan, ci=[nan, nan], ci_seed=[nan, nan], ci_entity=[nan, nan], se=nan, se_seed=nan,
+                    se_entity=nan, p_value=1.0, n_seeds=0, seeds=[], confidence=0.95, degenerate=why)
+
+
+def evaluate_claims(design: Design, specs: Sequence[ClaimSpec], *, half: int | None = None,
                     alpha: float = 0.05) -> list[Verdict]:
-    """Verdicts of ``specs`` (Holm across them); ``seeds`` restricts every claim to those seeds."""
+    """Verdicts of ``specs`` (Holm across them), each on the seeds its variants share (or on one
+    half of them, see :func:`half_split`)."""
     claims = []
     for s in specs:
-        common = design.data.common_seeds(s.variants)
-        use = [k for k in common if seeds is None or k in seeds]
-        est = design.estimate(s.fn, s.variants, seeds=use)
+        use = _seeds_for(design, s, half)
+        est = (design.estimate(s.fn, s.variants, seeds=use) if use
+               else _no_seeds("its variants share no seed" + ("" if half is None else " in this half")))
         claims.append(Claim(s.name, s.statistic, s.direction, est, s.source))
     return verdicts(claims, alpha=alpha, method="holm")
 
 
 def half_split(design: Design, specs: Sequence[ClaimSpec], full: Sequence[Verdict], *,
                alpha: float = 0.05) -> list[dict]:
-    """Each claim re-decided on the first and on the second half of its seeds."""
+    """Each claim re-decided on the first and on the second half of its own seeds (10 seeds:
+    0-4 and 5-9), Holm across the claims within each half. ``stable``: a supported or
+    contradicted verdict that both halves repeat (None for undecided ones)."""
+    halves = [evaluate_claims(design, specs, half=h, alpha=alpha) for h in (0, 1)]
     out = []
-    halves: list[list[Verdict]] = []
-    seeds_all = sorted({k for s in specs for k in design.data.common_seeds(s.variants)})
-    half = len(seeds_all) // 2
-    for part in (seeds_all[:half], seeds_all[half:]):
-        halves.append(evaluate_claims(design, specs, seeds=part, alpha=alpha) if part else [])
-    for i, v in enumerate(full):
-        hv = [h[i].verdict if h else None for h in halves]
+    for i, (v, spec) in enumerate(zip(full, specs)):
+        hv = [h[i].verdict for h in halves]
         decided = v.verdict in ("supported", "contradicted")
         out.append({"claim": v.claim, "first_half": hv[0], "second_half": hv[1],
-                    "seeds_per_half": [len(seeds_all[:half]), len(seeds_all[half:])],
+                    "seeds_per_half": [len(_seeds_for(design, spec, h)) for h in (0, 1)],
                     "stable": (all(h == v.verdict for h in hv) if decided else None)})
     return out
 
