@@ -168,3 +168,33 @@ def test_subsample_keeps_whole_articles_and_other_splits():
     assert sub["male_test"].to_list() == ds["male_test"].to_list()
     assert subsample_train(ds, 1, seed=0)["train"]["id"] == sub["train"]["id"]
     assert subsample_train(ds, 5) is ds
+
+
+def test_claims_with_disjoint_seeds_are_undecided_and_halves_use_each_claims_seeds():
+    import numpy as np
+
+    from relext.design import Design, StudyCounts
+    from relext.studies.claims import claim_specs, evaluate_claims, half_split
+    from wikigenderbias.schema import RELATIONS
+
+    rng = np.random.default_rng(0)
+    e = 40
+    gender = np.array(["male"] * 20 + ["female"] * 20)
+
+    def counts():
+        c = np.zeros((e, len(RELATIONS), 3), dtype=np.int64)
+        c[..., 0] = rng.integers(5, 10, size=(e, len(RELATIONS)))
+        c[..., 2] = rng.integers(0, 5, size=(e, len(RELATIONS)))
+        return c
+
+    data = StudyCounts(np.array([f"e{i}" for i in range(e)]), gender,
+                       {"none": {k: counts() for k in range(6)}, "cda": {k: counts() for k in range(6, 9)}})
+    d = Design(data, n_resamples=200)
+    specs = claim_specs(["none", "cda"])
+    out = {v.claim: v for v in evaluate_claims(d, specs)}
+    assert out["CDA raises micro F1"].verdict == "undecided"
+    assert "share no seed" in out["CDA raises micro F1"].note
+    assert out["Spouse has the largest F1 gap (baseline)"].n_seeds == 6
+    halves = {h["claim"]: h for h in half_split(d, specs, list(out.values()))}
+    assert halves["Spouse has the largest F1 gap (baseline)"]["seeds_per_half"] == [3, 3]
+    assert halves["CDA raises micro F1"]["seeds_per_half"] == [0, 0]
