@@ -45,8 +45,6 @@ import numpy as np
 
 from wikigenderbias.schema import GENDERS, RELATIONS
 
-#: Decision rules, see the module docstring.
-VARIANTS: tuple[str, ...] = ("argmax", "threshold")
 #: How the threshold variant picks its threshold(s) on validation.
 THRESHOLD_MODES: tuple[str, ...] = ("global", "per_relation")
 #: The split names evaluated; ``pooled`` is male_test + female_test.
@@ -323,6 +321,25 @@ class EvalResult:
         d["thresholds"] = None if self.thresholds is None else [
             None if not math.isfinite(t) else t for t in self.thresholds]
         return d
+
+    def to_df(self, kind: str = "relations"):
+        """A pandas DataFrame of the result. ``kind``: ``"relations"`` (one row per decision rule,
+        split and relation: precision, recall, F1, support, predicted), ``"summary"`` (per rule and
+        split: bags, entities, micro/macro F1, PR-AUC, curve max F1) or ``"gaps"`` (per rule, relation
+        and metric: the gender gaps with their bootstrap intervals)."""
+        import pandas as pd
+
+        if kind == "relations":
+            rows = [{"variant": v, "split": s, **asdict(r)}
+                    for v, by_split in self.scores.items() for s, sc in by_split.items() for r in sc.relations]
+        elif kind == "summary":
+            rows = [{"variant": v, **{k: x for k, x in asdict(sc).items() if k != "relations"}}
+                    for v, by_split in self.scores.items() for sc in by_split.values()]
+        elif kind == "gaps":
+            rows = [{"variant": v, **asdict(g)} for v, gaps in self.gaps.items() for g in gaps]
+        else:
+            raise ValueError(f"unknown kind {kind!r}; expected relations, summary or gaps")
+        return pd.DataFrame(rows)
 
     @classmethod
     def from_dict(cls, d: dict) -> "EvalResult":

@@ -2,9 +2,6 @@
 ``build``, ``annotate-export``, ``annotate-import`` (thin: parse options, call the library)."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import click
 
 from wgb.errors import OutputPath, check_writable
@@ -19,20 +16,13 @@ def _split_list(value: str | None) -> tuple[str, ...] | None:
 
 
 def _load_config_file(path: str) -> dict:
-    p = Path(path)
-    text = p.read_text(encoding="utf-8")
-    if p.suffix in (".yaml", ".yml"):
-        import yaml
+    """The build options of a YAML (.yaml/.yml) or JSON file (:func:`wgbcore.config.read_config_file`)."""
+    from wgbcore.config import read_config_file
 
-        data = yaml.safe_load(text)
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise click.ClickException(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise click.ClickException(f"{path}: expected a mapping of build options")
-    return data
+    try:
+        return read_config_file(path)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @click.command("build")
@@ -43,7 +33,7 @@ def _load_config_file(path: str) -> dict:
                    "WikiExtractor output; file or folder; repeat for several.")
 @click.option("--out", "out", type=OutputPath(directory=True), help="Benchmark folder to write.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
-              help="JSON/YAML file with BuildConfig fields; command-line options override it.")
+              help="YAML (.yaml/.yml) or JSON file with BuildConfig fields; command-line options override it.")
 @click.option("--workers", type=int, default=None, help="Processes over dump parts (0 = one per CPU). [default: 1]")
 @click.option("--executor", type=click.Choice(["processes", "dask"]), default=None,
               help="Run parts in local processes or on a Dask cluster. [default: processes]")

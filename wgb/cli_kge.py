@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from wgb import cli_kge_bias, cli_kge_du, cli_kge_train
+from wgb import cli_kge_bias, cli_kge_du, cli_kge_pykeen, cli_kge_train
 
 
 @click.group()
@@ -14,3 +14,4 @@ def kge() -> None:
 cli_kge_train.register(kge)
 cli_kge_bias.register(kge)
 cli_kge_du.register(kge)
+cli_kge_pykeen.register(kge)

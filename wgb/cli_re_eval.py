@@ -1,4 +1,5 @@
-"""`wgb re eval`, `wgb re grid`, `wgb re extract`: evaluation, fairness, grids and triples."""
+"""`wgb re eval`, `wgb re score`, `wgb re grid`, `wgb re extract`: evaluation, fairness (also of any
+extractor's predictions), grids and triples."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -189,8 +190,59 @@ def extract_cmd(run_dir, split, text_file, out, min_score, rule):
     click.echo(f"wrote {len(triples)} triples to {out}")
 
 
+@click.command(name="score")
+@click.argument("predictions", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--rule", type=click.Choice(["argmax", "threshold"]), default="argmax", show_default=True,
+              help="Decision rule for rows with scores (threshold: picked on the validation rows).")
+@click.option("--threshold-mode", type=click.Choice(["global", "per_relation"]), default="global",
+              show_default=True, help="How the threshold rule picks thresholds on validation.")
+@click.option("--resamples", "n_resamples", type=click.IntRange(min=100), default=1000, show_default=True,
+              help="Bootstrap resamples.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="Interval coverage.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Several runs: level of the Benjamini-Hochberg flags.")
+@click.option("--bootstrap-seed", type=int, default=0, show_default=True)
+@click.option("--out", "-o", type=OutputPath(directory=False, path_type=Path), default=None,
+              help="Also write the report as JSON to this file.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
+def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha, bootstrap_seed, out, as_json):
+    """F1 gap and equality of opportunity, per relation with intervals, of any extractor's
+    PREDICTIONS on the WikiGenderBias test sets.
+
+    Give one PREDICTIONS per run (seed): a JSON-lines file of test bags or a folder with
+    male_test.jsonl and female_test.jsonl (a run's predictions/). Each row: bag_id, entity_id,
+    gender, labels and either scores (one per relation, NA first) or predicted (relation names
+    or ids). Several runs: intervals of the two-level seed x entity bootstrap and
+    Benjamini-Hochberg flags (relext.design). Format details: relext.score.
+    """
+    import json
+
+    from relext.score import score_files
+    from wgbcore.atomicio import atomic_write_json
+
+    if out is not None:
+        problem = check_writable(out, directory=False)
+        if problem:
+            raise click.BadParameter(problem, param_hint="--out")
+    try:
+        report = score_files(list(predictions), rule=rule, threshold_mode=threshold_mode,
+                             n_resamples=n_resamples, confidence=confidence, seed=bootstrap_seed, alpha=alpha)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(one_line(exc)) from None
+    if out is not None:
+        atomic_write_json(out, report.to_dict())
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(report.to_markdown())
+    if out is not None:
+        click.echo(f"wrote {out}", err=True)
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to group."""
     group.add_command(eval_cmd)
     group.add_command(grid_cmd)
     group.add_command(extract_cmd)
+    group.add_command(score_cmd)

@@ -20,7 +20,8 @@ def _list(ctx, param, value):
 @click.command(name="train")
 @click.argument("run_dir", type=OutputPath(directory=True, path_type=Path))
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A TrainConfig JSON file; options given on the command line override it.")
+              help="A TrainConfig file, YAML (.yaml/.yml) or JSON (a run's config.json works); options given "
+              "on the command line override it.")
 @click.option("--encoder", type=RegistryChoice("relext.encoders:ENCODERS"), help="Sentence encoder [default: pcnn].")
 @click.option("--selector", type=RegistryChoice("relext.selectors:SELECTORS"),
               help="Bag selector [default: attention].")
@@ -62,7 +63,8 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
 
     known = {f.name for f in fields(TrainConfig)}
     overrides = {k: v for k, v in options.items() if v is not None and k in known}
-    if config_file:  # field names and value types, naming the file and field, before anything runs
+    data: dict = {}
+    if config_file:  # YAML or JSON; field names and value types, naming the file and field, before anything runs
         try:
             data = read_config_file(config_file)
             data = dict(data["config"]) if isinstance(data.get("config"), dict) else data
@@ -71,7 +73,7 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--config") from None
     try:
-        base = TrainConfig.from_json(config_file) if config_file else TrainConfig()
+        base = TrainConfig.from_json(data, source=str(config_file)) if config_file else TrainConfig()
         cfg = TrainConfig.from_json({**base.to_json(), **overrides}, source=str(config_file or "options"))
         cfg.validate()
         out = train(cfg, run_dir, progress=not quiet)

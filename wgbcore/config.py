@@ -7,6 +7,8 @@
 - :func:`check_fields`: unknown field names and values of the wrong type (read from the
   dataclass's annotations) are ``ValueError`` naming the source and the field.
 - :func:`load_config`: all three, then the dataclass.
+- :func:`describe_fields` / :func:`fields_markdown`: the keys a config file or ``--set`` takes
+  (name, type, default of every field), e.g. for the README's tables.
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ import typing
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-__all__ = ["parse_value", "parse_overrides", "read_config_file", "check_fields", "load_config"]
+__all__ = ["parse_value", "parse_overrides", "read_config_file", "check_fields", "load_config", "describe_fields",
+           "fields_markdown", "markdown_table"]
 
 
 def parse_value(text: str, *, commas: bool = False) -> Any:
@@ -144,3 +147,49 @@ def load_config(cls: type, path: str | os.PathLike | None = None, overrides: Ite
     if overrides:
         data.update(check_fields(cls, parse_overrides(overrides, option=option), source=option))
     return cls(**data)
+
+
+def _default_text(f: dataclasses.Field) -> str:
+    if f.default is not dataclasses.MISSING:
+        value = f.default
+    elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        value = f.default_factory()  # type: ignore[misc]
+    else:
+        return "(required)"
+    if isinstance(value, tuple):
+        value = list(value)
+    return json.dumps(value)
+
+
+def describe_fields(cls: type, *, exclude: Iterable[str] = ()) -> list[dict[str, str]]:
+    """``{"name", "type", "default"}`` of every init field of dataclass ``cls``, in order: the
+    keys a config file or ``--set`` takes. Defaults are written as JSON (``null``, ``[]``)."""
+    skip = set(exclude)
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an annotation that cannot be resolved here: the annotation's text
+        hints = {}
+    out = []
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name in skip:
+            continue
+        hint = hints.get(f.name, f.type)
+        out.append({"name": f.name, "type": hint if isinstance(hint, str) else _type_name(hint),
+                    "default": _default_text(f)})
+    return out
+
+
+def markdown_table(header: list[str], rows: Iterable[Iterable[Any]]) -> str:
+    """A GitHub markdown table (``|`` in cells escaped)."""
+    def cell(x: Any) -> str:
+        return str(x).replace("|", "\\|")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def fields_markdown(cls: type, *, exclude: Iterable[str] = ()) -> str:
+    """:func:`describe_fields` as a markdown table: key, type, default."""
+    return markdown_table(["key", "type", "default"],
+                          ([f"`{d['name']}`", f"`{d['type']}`", f"`{d['default']}`"]
+                           for d in describe_fields(cls, exclude=exclude)))

@@ -173,21 +173,21 @@ def read_answers(paths: list[str | os.PathLike]) -> dict[str, list[bool]]:
 
 
 def fleiss_kappa(ratings: list[list[bool]]) -> float:
-    """Fleiss' kappa of binary ratings, the same number of raters per item."""
+    """Fleiss' kappa of binary ratings, the same number of raters per item
+    (``statsmodels.stats.inter_rater.fleiss_kappa`` on the items x {yes, no} count table). When
+    every rating is the same answer, chance agreement is 1 and kappa 0/0: reported as 1.0."""
     if not ratings:
         return float("nan")
     n = len(ratings[0])
     if n < 2 or any(len(r) != n for r in ratings):
         raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings per item")
-    N = len(ratings)
-    yes = [sum(r) for r in ratings]
-    p_yes = sum(yes) / (N * n)
-    p_e = p_yes ** 2 + (1 - p_yes) ** 2
-    p_i = [(y * (y - 1) + (n - y) * (n - y - 1)) / (n * (n - 1)) for y in yes]
-    p_bar = sum(p_i) / N
-    if p_e == 1:
+    import numpy as np
+    from statsmodels.stats.inter_rater import fleiss_kappa as _fleiss_kappa
+
+    yes = np.array([sum(bool(x) for x in r) for r in ratings])
+    if yes.sum() in (0, len(ratings) * n):  # one category only: statsmodels would divide 0 by 0
         return 1.0
-    return (p_bar - p_e) / (1 - p_e)
+    return float(_fleiss_kappa(np.column_stack([yes, n - yes]), method="fleiss"))
 
 
 def pairwise_agreement(ratings: list[list[bool]]) -> float:

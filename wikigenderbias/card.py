@@ -83,7 +83,52 @@ CITATION = """@inproceedings{gaut-etal-2020-towards,
 }"""
 
 
-def _yaml_header(fp: dict[str, Any] | None = None) -> str:
+#: Hugging Face's ``size_categories`` buckets: (upper bound, label), the first that exceeds n.
+_SIZE_BUCKETS = ((10 ** 3, "n<1K"), (10 ** 4, "1K<n<10K"), (10 ** 5, "10K<n<100K"), (10 ** 6, "100K<n<1M"),
+                 (10 ** 7, "1M<n<10M"), (10 ** 8, "10M<n<100M"), (10 ** 9, "100M<n<1B"), (10 ** 10, "1B<n<10B"),
+                 (10 ** 11, "10B<n<100B"), (10 ** 12, "100B<n<1T"))
+
+
+def size_category(n: int) -> str:
+    """The Hugging Face ``size_categories`` label of a dataset of ``n`` examples."""
+    return next((label for bound, label in _SIZE_BUCKETS if n < bound), "n>1T")
+
+
+def _n_examples(fp: dict[str, Any] | None, report: dict[str, Any] | None) -> int | None:
+    """Rows of the default (``sentences``) configuration: from the fingerprint, else the report."""
+    rows = ((fp or {}).get("configs", {}).get(CONFIGS[0]) or {}).get("rows")
+    if rows:
+        return int(sum(rows.values()))
+    counts = (report or {}).get("counts") or {}
+    if counts:
+        return int(sum(c.get("sentences", 0) for c in counts.values()))
+    return None
+
+
+def card_metadata(fp: dict[str, Any] | None = None, report: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Hugging Face metadata of the card's YAML header (everything but ``configs`` and
+    ``dataset_info``): language, licence, task, size, sources and who made the labels."""
+    annotated = bool((report or {}).get("annotation"))
+    meta: dict[str, Any] = {
+        "language": ["en"],
+        "license": "cc-by-sa-3.0",
+        "pretty_name": "WikiGenderBias",
+        # labels by distant supervision from DBpedia; test sentences relabelled by people when annotated
+        "annotations_creators": ["machine-generated", *(["crowdsourced"] if annotated else [])],
+        "language_creators": ["found"],             # Wikipedia text
+        "multilinguality": ["monolingual"],
+        "source_datasets": ["extended|wikipedia"],  # sentences of English Wikipedia, relations of DBpedia
+        "task_categories": ["text-classification"],
+        "task_ids": ["multi-class-classification"],  # one relation (or NA) per (pair, sentence) row
+        "tags": ["relation-extraction", "gender-bias", "fairness", "distant-supervision"],
+    }
+    n = _n_examples(fp, report)
+    if n is not None:
+        meta["size_categories"] = [size_category(n)]
+    return meta
+
+
+def _yaml_header(fp: dict[str, Any] | None = None, report: dict[str, Any] | None = None) -> str:
     from datasets import DatasetInfo
 
     configs = []
@@ -107,15 +152,7 @@ def _yaml_header(fp: dict[str, Any] | None = None) -> str:
             entry_info["download_checksums"] = {k: {"num_bytes": v["num_bytes"], "checksum": v["checksum"]}
                                                 for k, v in sorted(cfp["files"].items())}
         infos.append(entry_info)
-    header = {
-        "language": ["en"],
-        "license": "cc-by-sa-3.0",
-        "pretty_name": "WikiGenderBias",
-        "task_categories": ["text-classification"],
-        "tags": ["relation-extraction", "gender-bias", "fairness", "distant-supervision"],
-        "configs": configs,
-        "dataset_info": infos,
-    }
+    header = {**card_metadata(fp, report), "configs": configs, "dataset_info": infos}
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n"
 
 
@@ -129,7 +166,7 @@ def render_card(*, description: str, report: dict[str, Any]) -> str:
     """The dataset card (``README.md``) of a benchmark folder: the YAML header, then its sections in
     order; ``description`` is the "How it was built" text (read back by :func:`card_description`)."""
     fp = report.get("fingerprint")
-    return "".join((_yaml_header(fp), _INTRO, _fingerprint_note(fp), _CONFIGURATIONS,
+    return "".join((_yaml_header(fp, report), _INTRO, _fingerprint_note(fp), _CONFIGURATIONS,
                     _statistics(report.get("counts", {})), _located_mentions(report.get("spans", {})),
                     _BUILT, description, _DEFECTS, _ABOUT, f"```bibtex\n{CITATION}\n```\n"))
 

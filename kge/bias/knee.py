@@ -1,6 +1,12 @@
-"""Knee / elbow detection (the Kneedle idea of Satopää et al. 2011, implemented here so no extra
-dependency is needed): normalise both axes to [0, 1] and take the point farthest from the chord
-joining the curve's end points."""
+"""Knee / elbow detection (the Kneedle idea of Satopää et al. 2011): normalise both axes to [0, 1]
+and take the point farthest from the chord joining the curve's end points, i.e. the maximum of
+Kneedle's difference curve.
+
+Not ``kneed``: its ``KneeLocator`` declares a knee only once the difference curve has dropped by
+a sensitivity margin after a local maximum, so on short curves (the 5-point decade grid of the
+neutral band) it often finds none, and on longer ones it may stop at an earlier local maximum;
+both measures here need one knee on every curve. tests/kge/test_knee_kneed.py checks that this
+knee is the maximum of kneed's difference curve on every curve the bias tests produce."""
 from __future__ import annotations
 
 import numpy as np

@@ -102,6 +102,21 @@ class BiasResult:
         rows.sort(key=lambda r: r.score, reverse=not lowest)
         return rows[:k]
 
+    def to_df(self, *, extra: bool = True):
+        """The rows as a pandas DataFrame: the columns of ``ROW_FIELDS``, then (``extra=True``)
+        one column per key of the rows' ``extra`` dicts (missing values are NaN), plus ``seed``."""
+        import pandas as pd
+
+        records = []
+        for r in self.rows:
+            rec = {k: getattr(r, k) for k in ROW_FIELDS}
+            if extra:
+                rec.update({k: v for k, v in r.extra.items() if k not in rec})
+            records.append(rec)
+        df = pd.DataFrame.from_records(records, columns=None if records else list(ROW_FIELDS))
+        df["seed"] = self.seed
+        return df
+
     def signed(self) -> bool:
         """Do the item scores take both signs (a-side minus b-side) rather than being distances?"""
         return any(r.score is not None and not _isnan(r.score) and r.score < 0 for r in self.rows if r.item != "*")
@@ -112,6 +127,14 @@ def _isnan(x: Any) -> bool:
 
 
 # -- files ---------------------------------------------------------------------------------------
+def results_df(results: Iterable[BiasResult], *, extra: bool = True):
+    """The rows of several results (e.g. :func:`load_results`) in one pandas DataFrame."""
+    import pandas as pd
+
+    frames = [r.to_df(extra=extra) for r in results]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*ROW_FIELDS, "seed"])
+
+
 def save_results(results: Iterable[BiasResult], path: str | os.PathLike) -> None:
     """Write a bias report: ``{"version", "results": [...], "rows": [...]}`` where ``rows`` is the
     flat list of row records (``ROW_FIELDS`` + ``extra``) over all results (the same rows, repeated
