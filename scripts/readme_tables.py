@@ -67,6 +67,14 @@ def re_debias_study() -> str:
            f"{len(rep['claims'])} claims at alpha {d['alpha']}; 'halves' re-decides each claim on each half of "
            "the seeds.", ""]
     out += _claims_table(rep["claims"], rep.get("half_split"))
+    cl = rep["claims"]
+    decided = [c for c in cl if c["verdict"] != "undecided"]
+    stable = [h for h in rep.get("half_split", []) if h.get("stable")]
+    limited = [c for c in cl if c["verdict"] == "undecided" and "no seed count" in (c.get("note") or "")]
+    out += ["", f"{len(decided)} of {len(cl)} claims decided ({len(stable)} of them the same on both halves of "
+                f"the seeds); {len(limited)} undecided claims are limited by the test set itself: its "
+                "sampling noise (the entity-only part of the interval) hides the observed effect at any number "
+                "of seeds, so deciding them needs more test articles, not more seeds."]
     flagged = [g for g in rep["gaps"] if g["flagged"]]
     out += ["", f"Gaps whose combined interval excludes 0 after Benjamini-Hochberg correction over all "
                 f"{len(rep['gaps'])} variant x metric x relation gaps: "
