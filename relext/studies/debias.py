@@ -391,6 +391,27 @@ def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict
     return "\n".join(out)
 
 
+def _timing_from_parts(out: Path, summary: dict) -> None:
+    """A folder that only aggregates (runs trained by parallel parts in ``OUT/parts/*``) takes its
+    training and evaluation seconds from the parts' timing files."""
+    t = summary.get("timing") or {}
+    parts = sorted((out / "parts").glob("*/timing.json")) if (out / "parts").is_dir() else []
+    if t.get("train_seconds_total") or not parts:
+        return
+    runs, walls = {}, {}
+    for p in parts:
+        d = json.loads(p.read_text())
+        runs.update(d.get("runs", {}))
+        walls[p.parent.name] = round(sum(i.get("seconds", 0.0) for i in d.get("invocations", [])), 1)
+    t.update(n_runs=len(runs), per_run=runs, parts_wall_seconds=walls,
+             train_seconds_total=sum(v.get("train_seconds", 0.0) for v in runs.values()),
+             eval_seconds_total=sum(v.get("eval_seconds", 0.0) for v in runs.values()),
+             wall_seconds_total=max(walls.values(), default=0.0))
+    t.setdefault("notes", []).append(f"trained by {len(walls)} parallel parts ({', '.join(sorted(walls))}); "
+                                     "wall time = the longest part")
+    summary["timing"] = t
+
+
 def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, seconds: float) -> dict:
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
@@ -399,6 +420,7 @@ def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, second
     summary["embedding_bias_trained"] = trained_embedding_bias(config, out)
     summary["meta"]["study"] = config.to_dict()
     summary["meta"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
+    _timing_from_parts(out, summary)
     info = json.loads((out / "variants.json").read_text()) if (out / "variants.json").exists() else {}
     atomic_write_json(out / "results.json", summary)
     if summary["design_report"]:
