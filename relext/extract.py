@@ -62,12 +62,26 @@ def write_triples(triples: Sequence[Mapping], path: str | Path) -> Path:
 
 
 def extract_split(run_dir: str | Path, split: str, *, min_score: float = 0.0,
-                  rule: str = "argmax", predict_fn=None, dataset=None, notes: list | None = None) -> list[dict]:
-    """Triples of a run over one benchmark split (predictions written first if missing). Cached
-    predictions are checked against the run's model and config first
-    (:func:`relext.predict.check_predictions`; what cannot be checked goes to ``notes``)."""
+                  rule: str = "argmax", predict_fn=None, dataset=None, notes: list | None = None,
+                  cache: bool | None = None) -> list[dict]:
+    """Triples of a run over one benchmark split.
+
+    ``cache`` (default: unless ``run_dir`` is a shipped pretrained model, ``model.safetensors``
+    without ``model.pt``): write the predictions to ``run_dir/predictions/`` first if missing and
+    read them from there; cached predictions are checked against the run's model and config
+    first (:func:`relext.predict.check_predictions`; what cannot be checked goes to ``notes``).
+    Without it the split is predicted in memory and nothing is written into ``run_dir``."""
     from relext.predict import check_predictions
 
+    if cache is None:
+        cache = (Path(run_dir) / "model.pt").exists() or not (Path(run_dir) / "model.safetensors").exists()
+    if not cache:
+        if predict_fn is not None:  # predict_fn writes prediction files
+            raise ValueError("extract_split: predict_fn writes prediction files; it needs cache=True")
+        from relext.predict import predict_split
+
+        rows = predict_split(run_dir, split, dataset=dataset)
+        return triples_from_predictions(rows, min_score=min_score, rule=rule, split=split)
     ensure_predictions(run_dir, (split,), predict_fn=predict_fn, dataset=dataset)
     found = check_predictions(run_dir, (split,))
     if notes is not None:
@@ -190,7 +204,10 @@ def extract_text(run_dir: str | Path, text_file: str | Path, *, min_score: float
     if predict_split_fn is None:
         from relext.predict import predict_split as predict_split_fn
     rows = predict_split_fn(Path(run_dir), TEXT_SPLIT, dataset=ds)
-    genders = {f"text:{s['head']}": s["gender"] for s in sentences}
+    genders: dict[str, str | None] = {}
+    for s in sentences:  # a head's gender given on any of its lines (a line without one keeps it)
+        key = f"text:{s['head']}"
+        genders[key] = genders.get(key) or s["gender"]
     for row in rows:
         row["gender"] = genders.get(row.get("entity_id"), row.get("gender"))
         row.setdefault("split", TEXT_SPLIT)

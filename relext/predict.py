@@ -35,24 +35,99 @@ from relext.vocab import Vocab
 DEFAULT_SPLITS = ("validation", "male_test", "female_test")
 
 
-def load_trained(run_dir: str | os.PathLike):
-    """(config, vocab, model in eval mode) of a run directory holding ``model.pt``."""
+#: A shipped (pretrained) model: the state dict as safetensors, its config, vocabulary fingerprint,
+#: epoch and score as JSON under the metadata key ``relext``; read instead of ``model.pt`` when present.
+MODEL_SAFETENSORS = "model.safetensors"
+
+
+def model_file(run_dir: str | os.PathLike) -> Path:
+    """The model file of a run directory: ``model.safetensors`` when present, else ``model.pt``."""
     run = RunDir(run_dir)
-    for p in (run.config, run.vocab, run.model):
+    st = run.root / MODEL_SAFETENSORS
+    return st if st.exists() else run.model
+
+
+def vocab_file(run_dir: str | os.PathLike) -> Path:
+    """``vocab.json``, or ``vocab.json.gz`` when only that is present."""
+    run = RunDir(run_dir)
+    gz = run.vocab.with_name(run.vocab.name + ".gz")
+    return gz if not run.vocab.exists() and gz.exists() else run.vocab
+
+
+def load_vocab(path: Path) -> Vocab:
+    if path.suffix != ".gz":
+        return Vocab.load(path)
+    import gzip
+
+    try:
+        obj = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a gzipped JSON vocabulary ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path}: not a relext vocabulary (expected a JSON object)")
+    return Vocab.from_json(obj, source=str(path))
+
+
+def _read_safetensors(path: Path) -> dict[str, Any]:
+    """``{"config", "vocab_fingerprint", "state_dict", ...}`` of a ``model.safetensors`` (tensors
+    only: reading it runs no code). Any failure is a one-line ``ValueError`` naming the file."""
+    try:
+        from safetensors import safe_open
+    except ImportError:  # pragma: no cover - safetensors comes with transformers
+        raise ValueError(f"{path}: reading it needs the 'safetensors' package (pip install safetensors)") from None
+    try:
+        with safe_open(str(path), framework="pt", device="cpu") as fh:
+            meta = fh.metadata() or {}
+            state = {k: fh.get_tensor(k) for k in fh.keys()}
+    except Exception as exc:  # noqa: BLE001  (safetensors raises its own error types)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path}: not a readable safetensors model ({first[:200]})") from None
+    try:
+        record = json.loads(meta["relext"])
+    except KeyError:
+        raise ValueError(f"{path}: not a relext model file (no 'relext' record in its metadata)") from None
+    except json.JSONDecodeError:
+        raise ValueError(f"{path}: the 'relext' record in its metadata is not valid JSON") from None
+    if (not isinstance(record, dict) or record.get("format_version") != 1
+            or not isinstance(record.get("config"), dict) or not isinstance(record.get("vocab_fingerprint"), str)):
+        raise ValueError(f"{path}: not a relext model file (its 'relext' record needs format_version 1, a "
+                         "config object and a vocab_fingerprint)")
+    return {**{k: v for k, v in record.items() if k != "format_version"}, "state_dict": state}
+
+
+def read_model_file(path: str | os.PathLike) -> dict[str, Any]:
+    """The saved model of a run: ``model.safetensors`` or ``model.pt`` (tensors and plain values)."""
+    path = Path(path)
+    saved = _read_safetensors(path) if path.suffix == ".safetensors" else load_torch_file(path, what="model")
+    if not isinstance(saved, dict) or "state_dict" not in saved or not isinstance(saved.get("config"), dict):
+        raise ValueError(f"{path}: not a relext model file (no config / state_dict)")
+    return saved
+
+
+def load_trained(run_dir: str | os.PathLike):
+    """(config, vocab, model in eval mode) of a run directory holding ``model.pt`` (or a shipped
+    model: ``model.safetensors``, and ``vocab.json.gz`` in place of ``vocab.json``)."""
+    run = RunDir(run_dir)
+    model_path, vocab_path = model_file(run_dir), vocab_file(run_dir)
+    for p in (run.config, vocab_path, model_path):
         if not p.exists():
             raise FileNotFoundError(f"{p}: missing; is {run.root} a trained run directory?")
     cfg = TrainConfig.from_json(run.config)
-    vocab = Vocab.load(run.vocab)
-    saved = load_torch_file(run.model, what="model")
-    if not isinstance(saved, dict) or "state_dict" not in saved or "config" not in saved:
-        raise ValueError(f"{run.model}: not a relext model file (no config / state_dict)")
+    vocab = load_vocab(vocab_path)
+    saved = read_model_file(model_path)
     if saved.get("vocab_fingerprint") != vocab.fingerprint():
-        raise ValueError(f"{run.model}: model does not match {run.vocab} (vocabulary fingerprint differs)")
-    diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(run.model)))
+        raise ValueError(f"{model_path}: model does not match {vocab_path} (vocabulary fingerprint differs)")
+    diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(model_path)))
     if diff:
-        raise ValueError(f"{run.model}: model does not match {run.config} (fields {diff} differ)")
+        raise ValueError(f"{model_path}: model does not match {run.config} (fields {diff} differ)")
     model = model_from_config(cfg, vocab)
-    model.load_state_dict(saved["state_dict"])
+    try:
+        model.load_state_dict(saved["state_dict"])
+    except (RuntimeError, ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()
+        detail = " ".join(line.strip() for line in first[:3])[:300]
+        raise ValueError(f"{model_path}: its tensors do not fit the model of {run.config} ({detail})") from None
     # a run trained on a GPU is read on a machine without one on the CPU
     dev = cfg.torch_device() if cfg.device == "cpu" or torch.cuda.is_available() else torch.device("cpu")
     model.to(dev).eval()
@@ -136,7 +211,7 @@ def model_fingerprint(run_dir: str | os.PathLike) -> dict[str, Any]:
     """``{"model_sha256", "config"}``: the bytes of ``model.pt`` and the model-defining fields of
     ``config.json`` (runtime settings such as threads or device left out)."""
     run = RunDir(run_dir)
-    return {"model_sha256": _sha256(run.model),
+    return {"model_sha256": _sha256(model_file(run_dir)),
             "config": TrainConfig.from_json(run.config).identity()}
 
 
@@ -164,30 +239,29 @@ def check_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None =
     if splits is None:
         splits = sorted(p.stem for p in run.predictions.glob("*.jsonl")) if run.predictions.is_dir() else []
     present = [s for s in splits if run.prediction_file(s).exists()]
-    if not present or not run.model.exists():
+    mfile = model_file(run_dir)
+    if not present or not mfile.exists():
         return []
     if not run.config.exists():
-        raise FileNotFoundError(f"{run.config}: missing; {run.root} holds model.pt but no config")
+        raise FileNotFoundError(f"{run.config}: missing; {run.root} holds {mfile.name} but no config")
     cfg = TrainConfig.from_json(run.config)
-    saved = load_torch_file(run.model, what="model")
-    if not isinstance(saved, dict) or not isinstance(saved.get("config"), dict):
-        raise ValueError(f"{run.model}: not a relext model file (no config / state_dict)")
-    diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(run.model)))
+    saved = read_model_file(mfile)
+    diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(mfile)))
     if diff:
-        raise ValueError(f"{run.config} does not match {run.model} (fields {diff} differ); the predictions in "
+        raise ValueError(f"{run.config} does not match {mfile} (fields {diff} differ); the predictions in "
                          f"{run.predictions} cannot be attributed to this config")
     prov = _read_provenance(run) if run.prediction_provenance.exists() else {}
-    now = {"model_sha256": _sha256(run.model), "config": cfg.identity()}
+    now = {"model_sha256": _sha256(mfile), "config": cfg.identity()}
     notes = []
     for split in present:
         rec = prov.get(split)
         path = run.prediction_file(split)
         if rec is None:
-            notes.append(f"{path}: written by an older wgb, so not checked against {run.model}; delete it to "
+            notes.append(f"{path}: written by an older wgb, so not checked against {mfile}; delete it to "
                          "predict again")
             continue
         if rec.get("model_sha256") != now["model_sha256"]:
-            raise ValueError(f"{path}: written by another model than the current {run.model} (the file changed "
+            raise ValueError(f"{path}: written by another model than the current {mfile} (the file changed "
                              f"since); delete {run.predictions} to predict again")
         old = rec.get("config") or {}
         fields_diff = sorted(k for k in set(old) | set(now["config"]) if old.get(k) != now["config"].get(k))

@@ -1,5 +1,6 @@
-"""`wgb re eval`, `wgb re score`, `wgb re grid`, `wgb re extract`: evaluation, fairness (also of any
-extractor's predictions), grids and triples."""
+"""`wgb re eval`, `wgb re score`, `wgb re grid`, `wgb re extract`, `wgb re infer`: evaluation,
+fairness (also of any extractor's predictions), grids, triples and one-sentence inference (also
+with a pretrained extractor shipped with wgb)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -151,24 +152,53 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
         raise SystemExit(1)
 
 
+def _pretrained_option(f):
+    return click.option(
+        "--pretrained", default=None, is_flag=False, flag_value="pcnn-attention", metavar="[NAME]",
+        help="Use a pretrained extractor shipped with wgb instead of RUN_DIR (no training, no download); "
+        "NAME defaults to pcnn-attention (relext.pretrained.available()).")(f)
+
+
+def _model_dir(run_dir: Path | None, pretrained: str | None) -> Path:
+    """RUN_DIR, or the folder of a shipped pretrained model (checked against its SHA256SUMS)."""
+    if (run_dir is None) == (pretrained is None):
+        raise click.UsageError("give exactly one of RUN_DIR or --pretrained [NAME]")
+    if run_dir is not None:
+        return run_dir
+    from relext import pretrained as shipped
+
+    try:
+        return shipped.verify(pretrained)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.BadParameter(one_line(exc), param_hint="--pretrained") from None
+
+
 @click.command(name="extract")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_pretrained_option
 @click.option("--split", default=None, help="Benchmark split to extract from (e.g. male_test).")
 @click.option("--text", "text_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help='New text: JSON lines of {"head", "tail", "gender"?, "tokens" or '
               '"text", "head_span"?, "tail_span"?}; sentences are grouped into bags by (head, tail).')
 @click.option("--out", "-o", type=OutputPath(directory=False, path_type=Path), default=None,
-              help="Output triples.jsonl (default: RUN_DIR/triples/<split>.jsonl).")
+              help="Output triples.jsonl (default: RUN_DIR/triples/<split>.jsonl; with --pretrained "
+              "triples/<NAME>/<split>.jsonl in the current folder).")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True)
 @click.option("--rule", type=click.Choice(["argmax", "all"]), default="argmax", show_default=True,
               help="argmax: top class per bag (NA dropped); all: every relation >= --min-score.")
-def extract_cmd(run_dir, split, text_file, out, min_score, rule):
-    """Extract (head, relation, tail) triples with scores from a trained run, as JSON lines."""
+def extract_cmd(run_dir, pretrained, split, text_file, out, min_score, rule):
+    """Extract (head, relation, tail) triples with scores from a trained run (RUN_DIR) or a
+    pretrained extractor shipped with wgb (--pretrained), as JSON lines.
+
+    With --pretrained nothing is written into the installed package: predictions stay in memory.
+    """
     from relext.extract import extract_split, extract_text, write_triples
 
     if (split is None) == (text_file is None):
         raise click.UsageError("give exactly one of --split or --text")
-    out = out or run_dir / "triples" / f"{split or 'text'}.jsonl"
+    model_dir = _model_dir(run_dir, pretrained)
+    default_root = run_dir / "triples" if run_dir is not None else Path("triples") / pretrained
+    out = out or default_root / f"{split or 'text'}.jsonl"
     problem = check_writable(out, directory=False)
     if problem:  # before the work, not after it
         raise click.BadParameter(problem, param_hint="--out")
@@ -176,9 +206,10 @@ def extract_cmd(run_dir, split, text_file, out, min_score, rule):
     skipped: list[str] = []
     try:
         if split is not None:
-            triples = extract_split(run_dir, split, min_score=min_score, rule=rule, notes=notes)
+            triples = extract_split(model_dir, split, min_score=min_score, rule=rule, notes=notes,
+                                    cache=None if run_dir is not None else False)
         else:
-            triples = extract_text(run_dir, text_file, min_score=min_score, rule=rule, skipped=skipped)
+            triples = extract_text(model_dir, text_file, min_score=min_score, rule=rule, skipped=skipped)
     except (ValueError, FileNotFoundError, KeyError) as exc:
         raise click.ClickException(one_line(exc)) from None
     for note in notes:
@@ -188,6 +219,53 @@ def extract_cmd(run_dir, split, text_file, out, min_score, rule):
                    f"(first: {', '.join(skipped[:5])})", err=True)
     write_triples(triples, out)
     click.echo(f"wrote {len(triples)} triples to {out}")
+
+
+def _span(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        s, e = (int(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected START,END (character offsets, end exclusive), got {value!r}") from None
+    return [s, e]
+
+
+@click.command(name="infer")
+@click.argument("run_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_pretrained_option
+@click.option("--text", required=True, help="One sentence.")
+@click.option("--head", required=True, help="The head entity's name (located in the text unless --head-pos).")
+@click.option("--tail", required=True, help="The tail entity's name (located in the text unless --tail-pos).")
+@click.option("--head-pos", callback=_span, default=None, metavar="START,END",
+              help="Character offsets of the head in --text, end exclusive (OpenNRE's 'pos').")
+@click.option("--tail-pos", callback=_span, default=None, metavar="START,END",
+              help="Character offsets of the tail in --text, end exclusive.")
+@click.option("--json", "as_json", is_flag=True, help="Print every relation's probability as JSON.")
+def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json):
+    """The relation of one sentence's head and tail, as OpenNRE's model.infer: prints
+    RELATION<TAB>PROBABILITY (NA when no relation wins)."""
+    import json
+
+    from relext.pretrained import Extractor
+
+    model_dir = _model_dir(run_dir, pretrained)
+    item = {"text": text, "h": {"name": head}, "t": {"name": tail}}
+    if head_pos is not None:
+        item["h"]["pos"] = head_pos
+    if tail_pos is not None:
+        item["t"]["pos"] = tail_pos
+    try:
+        model = Extractor.from_dir(model_dir, name=pretrained)
+        probs = model.predict_proba([[item]])[0]
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        raise click.ClickException(one_line(exc)) from None
+    best = int(probs.argmax())
+    if as_json:
+        click.echo(json.dumps({"relation": model.relations[best], "score": float(probs[best]),
+                               "scores": {r: float(p) for r, p in zip(model.relations, probs)}}, indent=2))
+    else:
+        click.echo(f"{model.relations[best]}\t{float(probs[best]):.4f}")
 
 
 @click.command(name="score")
@@ -245,4 +323,5 @@ def register(group: click.Group) -> None:
     group.add_command(eval_cmd)
     group.add_command(grid_cmd)
     group.add_command(extract_cmd)
+    group.add_command(infer_cmd)
     group.add_command(score_cmd)
