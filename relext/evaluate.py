@@ -43,6 +43,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+# count metrics and the per-entity counts file live in relext.metrics (fairness and the design
+# layer read them without this module); re-exported here
+from relext.metrics import (ENTITY_COUNTS, _div, micro_f1_from_counts, prf_from_counts,  # noqa: F401
+                            read_entity_counts, relation_counts, write_entity_counts)
 from wikigenderbias.schema import GENDERS, RELATIONS
 
 #: How the threshold variant picks its threshold(s) on validation.
@@ -189,10 +193,6 @@ def best_thresholds(y_true: np.ndarray, scores: np.ndarray, *, mode: str = "glob
         raise ValueError(f"unknown threshold mode {mode!r}; expected one of {list(THRESHOLD_MODES)}")
     out[0] = math.inf
     return out
-
-
-# Count-based metrics live in relext.metrics (shared with fairness and the design layer)
-from relext.metrics import _div, micro_f1_from_counts, prf_from_counts, relation_counts  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------------------------
@@ -492,10 +492,6 @@ def evaluate_run(
         atomic_write_json(run_dir / "eval.json", result.to_dict())
         atomic_write_text(run_dir / "eval.md", eval_markdown(result))
     return result
-
-
-# The per-entity counts file lives in relext.metrics (the design layer reads it without this module)
-from relext.metrics import ENTITY_COUNTS, read_entity_counts, write_entity_counts  # noqa: E402,F401
 
 
 def load_eval(run_dir: str | Path) -> EvalResult:

@@ -181,7 +181,7 @@ def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
 
     Writes OUT/embedding_bias.json and OUT/embedding_bias.md.
     """
-    from relext.studies.debias import embedding_bias_markdown, embedding_bias_study
+    from relext.studies.embedding import embedding_bias_study, word2vec_bias_markdown
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
     tr = _overrides(overrides)
@@ -192,7 +192,7 @@ def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
         raise click.ClickException(str(exc)) from None
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "embedding_bias.json", rep)
-    md = embedding_bias_markdown(rep)
+    md = word2vec_bias_markdown(rep)
     atomic_write_text(out / "embedding_bias.md", md)
     click.echo(md)
 

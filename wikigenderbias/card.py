@@ -26,8 +26,7 @@ from typing import Any
 
 import yaml
 
-from wikigenderbias.export import PARQUET_NAME
-from wikigenderbias.schema import CONFIGS, GENDERS, RELATIONS, SPLITS, features_for
+from wikigenderbias.schema import PARQUET_NAME, CONFIGS, GENDERS, RELATIONS, SPLITS, features_for
 
 
 def data_file(config: str, split: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from wikigenderbias.schema import CONFIGS, GENDERS, RELATIONS, SPLITS, features_for, gender_id, relation_id
 from wikigenderbias.spans import locate, tokenize
 
-PARQUET_NAME = "{split}-00000-of-00001.parquet"
+from wikigenderbias.schema import PARQUET_NAME  # noqa: E402,F401  (where the data files live)
 
 
 def sentence_id(entity_id: str, text: str) -> str:

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from datasets import ClassLabel, Features, List, Value
 
+#: File name of one split of one configuration, under ``data/<config>/`` of a benchmark folder.
+PARQUET_NAME = "{split}-00000-of-00001.parquet"
+
 #: Relation classes; NA is class 0 (OpenNRE's convention).
 RELATIONS: tuple[str, ...] = ("NA", "spouse", "hypernym", "birthDate", "birthPlace")
 #: The four positive relations, in the order the paper reports them.

@@ -17,6 +17,8 @@ records); :func:`study_embedding_bias` collects them for a study's variants.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -132,4 +134,84 @@ def embedding_bias_markdown(rep: dict[str, Any]) -> str:
                      f"{r['trained_direct_bias_removed_direction']:.3f} | {r['initial_direct_bias_own_direction']:.3f} "
                      f"-> {r['trained_direct_bias_own_direction']:.3f} | "
                      + (f"{t}: {w['initial']:.2f} -> {w['trained']:.2f}" if w else "-") + " |")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Embedding bias of each variant's Word2Vec (an independent check of the corpus debiasers)
+# --------------------------------------------------------------------------------------------
+def embedding_bias_study(variants: Sequence[str], *, seed: int = 0, dataset=None, dataset_path: str | None = None,
+                         train_overrides: dict | None = None, n_permutations: int = 10_000,
+                         cache_dir: str | None = None) -> dict[str, Any]:
+    """Direct bias and WEAT of the Word2Vec each dataset variant trains, before/after hard debiasing.
+
+    Word2Vec is trained exactly as a study run trains it (same corpus, parameters and seed), so
+    the vectors come from the relext Word2Vec cache when the study has run.
+    """
+    from relext.data import load_dataset_dict
+    from relext.debias import canonical_name, get_debiaser, split_outside_brackets
+    from relext.debias.embedding_bias import bias_report
+    from relext.embeddings import train_word2vec
+    from relext.train import TrainConfig, training_sentences
+
+    cfg = TrainConfig(seed=seed, **(train_overrides or {}))
+    base = load_dataset_dict(dataset_path, dataset)
+    out: dict[str, Any] = {"seed": seed, "word2vec": cfg.word2vec_params().to_json(), "variants": {},
+                           "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    for v in variants:
+        canon = canonical_name(v)
+        parts = [] if canon == "none" else split_outside_brackets(canon, "+")
+        ds_names = [canon] if parts else []
+        if any(p.split("[", 1)[0] == "hard_debias" for p in parts):
+            raise ValueError(f"embedding bias is measured per dataset variant (none, anonymize, cda, "
+                             f"anonymize+cda); {v!r} includes hard_debias, which the report applies itself")
+        t0 = time.perf_counter()
+        deb = get_debiaser(ds_names[0]) if ds_names else get_debiaser("none")
+        data = deb.transform_dataset(base, seed=seed)
+        t1 = time.perf_counter()
+        kv = train_word2vec(training_sentences(data["train"]), cfg.word2vec_params(),
+                            cache_dir=cache_dir or cfg.cache_dir)
+        t2 = time.perf_counter()
+        rep = bias_report(kv, seed=seed, n_permutations=n_permutations)
+        rep["debiaser"] = deb.describe()
+        rep["seconds"] = {"transform": round(t1 - t0, 2), "word2vec": round(t2 - t1, 2),
+                          "report": round(time.perf_counter() - t2, 2)}
+        out["variants"][canonical_name(v)] = rep
+    out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def word2vec_bias_markdown(rep: dict[str, Any]) -> str:
+    from relext.report import _table, fmt
+
+    lines = ["# Gender bias of the Word2Vec vectors each dataset variant trains", "",
+             f"Word2Vec {rep['word2vec']} (as the relation extractors use it), seed {rep['seed']}. "
+             "Direct bias: mean |cos(profession, g)| over debiaswe's gender-neutral professions in the "
+             "vocabulary, g = first principal component of the definitional pairs (Bolukbasi et al. 2016). "
+             "After hard debiasing it is 0 along the original direction by construction; the column "
+             "'after (own g)' finds the direction again in the debiased vectors. WEAT: Caliskan et al. "
+             "2017 tests 6-8 with male/female terms; effect size d and one-sided permutation p.", ""]
+    rows = []
+    for v, r in rep["variants"].items():
+        rows.append([v, str(r["vocabulary"]), f"{r['direct_bias_before']['n_words']}",
+                     fmt(r["direct_bias_before"]["value"]), fmt(r["direct_bias_after"]["value"]),
+                     fmt(r["direct_bias_after_own_direction"]["value"]),
+                     fmt(r["gender_direction"]["explained_variance_ratio"][0])])
+    lines += [_table(["variant", "vocabulary", "professions", "direct bias before", "after",
+                      "after (own g)", "PC1 share"], rows), ""]
+    rows = []
+    for v, r in rep["variants"].items():
+        for test in r["weat_before"]:
+            b, a = r["weat_before"][test], r["weat_after"][test]
+            rows.append([v, test, f"{b['n_x']}/{b['n_y']}/{b['n_a']}/{b['n_b']}",
+                         f"{fmt(b['effect_size'])} (p {fmt(b['p_value'])})",
+                         f"{fmt(a['effect_size'])} (p {fmt(a['p_value'])})"])
+    lines += ["## WEAT before / after hard debiasing", "",
+              _table(["variant", "test", "words found X/Y/A/B", "before: d (p)", "after: d (p)"], rows), ""]
+    for v, r in rep["variants"].items():
+        gp = r["most_gendered_professions_before"]
+        lines += [f"- {v}: most feminine professions before: "
+                  + ", ".join(f"{w} {c:+.2f}" for w, c in gp["feminine"][:5])
+                  + "; most masculine: " + ", ".join(f"{w} {c:+.2f}" for w, c in gp["masculine"][:5])]
+    lines += ["", f"Load average: start {rep.get('loadavg_start')}, end {rep.get('loadavg_end')}.", ""]
     return "\n".join(lines)
