@@ -37,10 +37,10 @@ projection); our TransH normalises the normal, so a PyKEEN TransH whose normals 
 length is imported only with ``normalize_normals=True``, and then its scores differ (the
 exported direction always agrees: we write unit normals).
 
-Loading PyKEEN's ``trained_model.pkl`` unpickles arbitrary objects (it can run code), so
-:func:`import_pykeen` does it only with ``trust_pickle=True``; the folders written by
-:func:`export_pykeen` also hold a tensors-only ``state_dict.pt`` and ``pykeen_model.json``,
-which are read with ``torch.load(weights_only=True)``.
+PyKEEN's ``trained_model.pkl`` is a pickle (loading it can run code), so :func:`import_pykeen`
+never loads it: it reads a tensors-only ``state_dict.pt`` with ``pykeen_model.json``
+(``torch.load(weights_only=True)``). :func:`export_pykeen` writes both; for a model trained in
+PyKEEN, :func:`save_pykeen_tensors` (run where the model lives) writes them.
 """
 from __future__ import annotations
 
@@ -332,6 +332,26 @@ def export_pykeen(model, out: str | os.PathLike, graph: KnowledgeGraph | None = 
     return out
 
 
+def save_pykeen_tensors(pk_model, out: str | os.PathLike) -> Path:
+    """Write a live PyKEEN model as ``state_dict.pt`` (tensors only) + ``pykeen_model.json`` into
+    ``out``, the form :func:`import_pykeen` reads. Run it where the model was trained (e.g. on
+    ``pipeline(...).model``), instead of handing over PyKEEN's pickled ``trained_model.pkl``."""
+    from wgbcore.atomicio import atomic_open, atomic_write_json
+
+    cls = type(pk_model).__name__
+    if cls not in _OURS:
+        raise ValueError(f"PyKEEN model {cls} has no counterpart here; expected one of {sorted(_OURS)}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out / STATE, "wb") as fh:
+        torch.save({k: v.detach().cpu() for k, v in pk_model.state_dict().items()}, fh)
+    p, power = _interaction_settings(pk_model)
+    atomic_write_json(out / META, {"format": FORMAT, "class": cls, "num_entities": int(pk_model.num_entities),
+                                   "num_relations": int(pk_model.num_relations),
+                                   "interaction": {"p": p, "power_norm": power}, "state_dict": STATE})
+    return out
+
+
 def _read_meta(path: Path) -> dict:
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
@@ -342,7 +362,7 @@ def _read_meta(path: Path) -> dict:
     return meta
 
 
-def import_pykeen(src: str | os.PathLike, out: str | os.PathLike | None = None, *, trust_pickle: bool = False,
+def import_pykeen(src: str | os.PathLike, out: str | os.PathLike | None = None, *,
                   normalize_normals: bool = False) -> tuple[Any, list[str] | None, list[str] | None]:
     """Read a PyKEEN model folder (``export_pykeen``'s, or the ``save_to_directory`` of a PyKEEN
     pipeline) as ``(our model, entity names, relation names)``; with ``out``, also write it as an
@@ -365,12 +385,9 @@ def import_pykeen(src: str | os.PathLike, out: str | os.PathLike | None = None, 
         model = state_from_pykeen(meta["class"], state, p=inter.get("p"), power_norm=bool(inter.get("power_norm")),
                                   normalize_normals=normalize_normals)
     elif (src / MODEL_PKL).is_file():
-        if not trust_pickle:
-            raise ValueError(f"{src / MODEL_PKL} is a pickled PyKEEN model: loading it can run code from the file. "
-                             "Pass trust_pickle=True (--trust-pickle) if you trust its source")
-        require_pykeen()
-        pk = torch.load(src / MODEL_PKL, map_location="cpu", weights_only=False)
-        model = model_from_pykeen(pk, normalize_normals=normalize_normals)
+        raise ValueError(f"{src / MODEL_PKL} is a pickled PyKEEN model, which is never loaded (unpickling can run "
+                         f"code from the file); where the model was trained, write its tensors with "
+                         f"kge.pykeen_io.save_pykeen_tensors(model, {str(src)!r}) and import again")
     else:
         raise FileNotFoundError(f"{src}: neither {META} + {STATE} nor {MODEL_PKL}")
     entities = relations = None

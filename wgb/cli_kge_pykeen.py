@@ -29,8 +29,8 @@ def _names_of(emb_dir: Path) -> tuple[list[str], list[str]] | None:
 @click.option("--graph", default=None, help="The graph the embeddings were trained on (any format of "
               "`wgb kge train`), to write PyKEEN's training_triples/ with its triples.")
 def export_cmd(emb_dir: Path, out: Path, graph: str | None) -> None:
-    """Write the embedding dir EMB_DIR as a PyKEEN model into OUT: trained_model.pkl (load with
-    torch.load(..., weights_only=False)), state_dict.pt + pykeen_model.json (tensors only), and
+    """Write the embedding dir EMB_DIR as a PyKEEN model into OUT: trained_model.pkl (PyKEEN's own
+    pickled form, for PyKEEN to load), state_dict.pt + pykeen_model.json (tensors only), and
     training_triples/ (id maps; the triples with --graph)."""
     from kge.embeddings import load_model
     from kge.pykeen_io import export_pykeen, max_score_difference, model_to_pykeen, require_pykeen
@@ -55,17 +55,14 @@ def export_cmd(emb_dir: Path, out: Path, graph: str | None) -> None:
 @pykeen_group.command(name="import")
 @click.argument("pykeen_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("out", type=OutputPath(directory=True, path_type=Path))
-@click.option("--trust-pickle", is_flag=True, help="Load PYKEEN_DIR/trained_model.pkl, a pickle that can "
-              "run code: only for files from a source you trust.")
 @click.option("--normalize-normals", is_flag=True, help="TransH: normalise PyKEEN's hyperplane normals "
               "(PyKEEN 1.11 leaves them unnormalised; the imported scores then differ).")
-def import_cmd(pykeen_dir: Path, out: Path, trust_pickle: bool, normalize_normals: bool) -> None:
+def import_cmd(pykeen_dir: Path, out: Path, normalize_normals: bool) -> None:
     """Read a PyKEEN model folder (a pipeline's save_to_directory, or `wgb kge pykeen export`'s)
     and write it as an embedding dir OUT that every `wgb kge` command reads."""
     from kge.pykeen_io import import_pykeen
 
-    model, entities, _ = import_pykeen(pykeen_dir, out, trust_pickle=trust_pickle,
-                                       normalize_normals=normalize_normals)
+    model, entities, _ = import_pykeen(pykeen_dir, out, normalize_normals=normalize_normals)
     click.echo(json.dumps({"out": str(out), "model": model.name, "entities": model.num_entities,
                            "relations": model.num_relations, "names": entities is not None}, indent=2))
     if entities is None:

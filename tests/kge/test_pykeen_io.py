@@ -172,14 +172,15 @@ def test_cli_export_then_import(pykeen, name, tmp_path, tiny_graph):
         assert torch.allclose(back.score_hrt(h, r, t), m.score_hrt(h, r, t), atol=1e-5)
 
 
-def test_pickled_pykeen_model_needs_trust(pykeen, tmp_path):
-    from kge.pykeen_io import export_pykeen, import_pykeen
+def test_pickled_pykeen_model_is_never_loaded(pykeen, tmp_path):
+    from kge.pykeen_io import export_pykeen, import_pykeen, model_to_pykeen, save_pykeen_tensors
 
     m = _model("distmult")
     export_pykeen(m, tmp_path / "pk")
     for f in ("state_dict.pt", "pykeen_model.json"):  # as a PyKEEN pipeline's save_to_directory
         (tmp_path / "pk" / f).unlink()
-    with pytest.raises(ValueError, match="pickled PyKEEN model.*--trust-pickle"):
+    with pytest.raises(ValueError, match="pickled PyKEEN model, which is never loaded.*save_pykeen_tensors"):
         import_pykeen(tmp_path / "pk")
-    model, ents, _ = import_pykeen(tmp_path / "pk", trust_pickle=True)
+    save_pykeen_tensors(model_to_pykeen(m), tmp_path / "pk")  # where the PyKEEN model lives
+    model, ents, _ = import_pykeen(tmp_path / "pk")
     assert ents is None and torch.equal(model.entity.weight.detach(), m.entity.weight.detach())
