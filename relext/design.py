@@ -235,15 +235,7 @@ class Design:
                 raise ValueError(f"unknown mode {mode!r}; expected one of {list(MODES) + ['point']}")
         per_seed = base_metrics(totals["male"], totals["female"])       # name -> (B|1, S)
         if mode in ("combined", "seed"):
-            # resampled seed mean, its spread scaled by sqrt(S / (S - 1)) so that the seed part of
-            # the variance is unbiased (a plain bootstrap of S values shrinks it by (S - 1) / S)
-            idx = self._seed_draw(seeds)                                 # (B, S)
-            k = math.sqrt(s_ / (s_ - 1)) if s_ > 1 else 1.0
-            out = {}
-            for name, v in per_seed.items():
-                v = np.broadcast_to(v, (self.n_resamples, s_))
-                mean_all = v.mean(1)
-                out[name] = mean_all + k * (np.take_along_axis(v, idx, 1).mean(1) - mean_all)
+            out = {name: self._drawn_mean(v, seeds) for name, v in per_seed.items()}
         else:
             out = {k: v.mean(axis=1) for k, v in per_seed.items()}
         self._cache[key] = out
@@ -269,19 +261,7 @@ class Design:
         point = float(np.asarray(stat({v: self.metrics(v, seeds, "point") for v in variants}))[0])
         reps = {m: np.asarray(stat({v: self.metrics(v, seeds, m) for v in variants}), dtype=float)
                 for m in MODES}
-        ci = _interval(reps["combined"], self.confidence)
-        degenerate = None
-        if len(seeds) < MIN_SEEDS:
-            degenerate = f"fewer than {MIN_SEEDS} seeds: seed variance not estimable"
-        elif ci[1] - ci[0] <= 1e-12:
-            degenerate = "zero-width interval"
-        return Estimate(
-            value=point, ci=ci, ci_seed=_interval(reps["seed"], self.confidence),
-            ci_entity=_interval(reps["entity"], self.confidence),
-            se=float(reps["combined"].std(ddof=1)), se_seed=float(reps["seed"].std(ddof=1)),
-            se_entity=float(reps["entity"].std(ddof=1)),
-            p_value=1.0 if degenerate else bootstrap_p_value(reps["combined"]),
-            n_seeds=len(seeds), seeds=seeds, confidence=self.confidence, degenerate=degenerate)
+        return self._from_replicates(point, reps, seeds)
 
     def metric(self, variant: str, name: str, *, seeds: Sequence[int] | None = None) -> Estimate:
         """One base metric of one variant (e.g. ``"f1_gap:spouse"``)."""
@@ -307,29 +287,24 @@ class Design:
         if not seeds:
             raise ValueError("no seeds")
         ones = {g: np.ones((1, int(m.sum()))) for g, m in (("male", self._male), ("female", self._female))}
-        s_ = len(seeds)
 
         def values(weights: dict[str, np.ndarray]) -> np.ndarray:   # (K, S)
             cols = [np.asarray(per_seed(s, weights["male"], weights["female"]), dtype=float).reshape(-1)
                     for s in seeds]
             return np.stack(cols, axis=1)
 
-        def seed_mean(v: np.ndarray, draw: bool) -> np.ndarray:
-            if not draw:
-                return v.mean(axis=1)
-            idx = self._seed_draw(tuple(seeds))
-            v = np.broadcast_to(v, (self.n_resamples, s_))
-            k = math.sqrt(s_ / (s_ - 1)) if s_ > 1 else 1.0
-            mean_all = v.mean(1)
-            return mean_all + k * (np.take_along_axis(v, idx, 1).mean(1) - mean_all)
-
         fixed, resampled = values(ones), values(self._w)
         point = float(fixed.mean(axis=1)[0])
-        reps = {"combined": seed_mean(resampled, True), "seed": seed_mean(fixed, True),
-                "entity": seed_mean(resampled, False)}
+        reps = {"combined": self._drawn_mean(resampled, seeds), "seed": self._drawn_mean(fixed, seeds),
+                "entity": resampled.mean(axis=1)}
+        return self._from_replicates(point, reps, seeds)
+
+    def _from_replicates(self, point: float, reps: Mapping[str, np.ndarray], seeds: list[int]) -> Estimate:
+        """The three intervals of a statistic's replicates; degenerate (never a test) with fewer
+        than ``MIN_SEEDS`` seeds or a zero-width combined interval."""
         ci = _interval(reps["combined"], self.confidence)
         degenerate = None
-        if s_ < MIN_SEEDS:
+        if len(seeds) < MIN_SEEDS:
             degenerate = f"fewer than {MIN_SEEDS} seeds: seed variance not estimable"
         elif ci[1] - ci[0] <= 1e-12:
             degenerate = "zero-width interval"
@@ -339,7 +314,16 @@ class Design:
             se=float(reps["combined"].std(ddof=1)), se_seed=float(reps["seed"].std(ddof=1)),
             se_entity=float(reps["entity"].std(ddof=1)),
             p_value=1.0 if degenerate else bootstrap_p_value(reps["combined"]),
-            n_seeds=s_, seeds=seeds, confidence=self.confidence, degenerate=degenerate)
+            n_seeds=len(seeds), seeds=seeds, confidence=self.confidence, degenerate=degenerate)
+
+    def _drawn_mean(self, v: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        """(B,) resampled seed means of per-seed values ``v`` (B or 1, S), the draw's spread scaled
+        by sqrt(S / (S - 1)) so that the seed part of the variance is unbiased."""
+        s_ = len(seeds)
+        v = np.broadcast_to(v, (self.n_resamples, s_))
+        k = math.sqrt(s_ / (s_ - 1)) if s_ > 1 else 1.0
+        mean_all = v.mean(1)
+        return mean_all + k * (np.take_along_axis(v, self._seed_draw(tuple(seeds)), 1).mean(1) - mean_all)
 
 
 # --------------------------------------------------------------------------------------------
