@@ -17,7 +17,6 @@ other) before they are evaluated or turned into triples.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -29,6 +28,7 @@ from relext.bags import check_dataset
 from relext.data import apply_dataset_transforms, load_dataset_dict, prepare_split, resolve_transforms
 from relext.run import RunDir
 from wgbcore.atomicio import atomic_write_text
+from wgbcore.provenance import file_sha256
 from relext.train import TrainConfig, featurize_options, load_torch_file, model_from_config, predict_proba
 from relext.vocab import Vocab
 
@@ -199,19 +199,13 @@ def write_predictions(run_dir: str | os.PathLike, splits: Sequence[str] = DEFAUL
 # --------------------------------------------------------------------------------------------
 # provenance of cached predictions
 # --------------------------------------------------------------------------------------------
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def model_fingerprint(run_dir: str | os.PathLike) -> dict[str, Any]:
     """``{"model_sha256", "config"}``: the bytes of ``model.pt`` and the model-defining fields of
     ``config.json`` (runtime settings such as threads or device left out)."""
     run = RunDir(run_dir)
-    return {"model_sha256": _sha256(model_file(run_dir)),
+    return {"model_sha256": file_sha256(model_file(run_dir)),
             "config": TrainConfig.from_json(run.config).identity()}
 
 
@@ -251,7 +245,7 @@ def check_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None =
         raise ValueError(f"{run.config} does not match {mfile} (fields {diff} differ); the predictions in "
                          f"{run.predictions} cannot be attributed to this config")
     prov = _read_provenance(run) if run.prediction_provenance.exists() else {}
-    now = {"model_sha256": _sha256(mfile), "config": cfg.identity()}
+    now = {"model_sha256": file_sha256(mfile), "config": cfg.identity()}
     notes = []
     for split in present:
         rec = prov.get(split)

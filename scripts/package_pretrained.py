@@ -43,7 +43,9 @@ def git(*args: str) -> str:
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    from wgbcore.provenance import file_sha256
+
+    return file_sha256(path)
 
 
 def convert(run: Path, out: Path) -> dict:

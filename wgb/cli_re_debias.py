@@ -236,13 +236,13 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     for split, ds in data.items():
         with atomic_open(folder / f"{split}-00000-of-00001.parquet", "wb") as fh:
             ds.to_parquet(fh)
-    import hashlib
+    from wgbcore.provenance import file_sha256
 
     files = {}
     for split in data:
         path = folder / f"{split}-00000-of-00001.parquet"
         files[f"data/sentences/{path.name}"] = {"num_bytes": path.stat().st_size, "rows": len(data[split]),
-                                                "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+                                                "sha256": file_sha256(path)}
     # loaded with datasets' parquet builder, whose cache key follows the files themselves; the
     # checksums say which data a result was computed on
     atomic_write_json(out / "debias.json", {**deb.describe(), "files": files})

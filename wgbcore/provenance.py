@@ -36,3 +36,14 @@ def provenance(*, seed: int | None = None, config: Any = None, dist: str = "wgb"
     ISO 8601, local time with its UTC offset)."""
     return {"version": package_version(dist), "seed": seed, "config": config,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine()}
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """sha256 hex digest of a file, read in 1 MiB blocks (data files, models, exports)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -26,6 +26,8 @@ from typing import Any
 
 import yaml
 
+from wgbcore.provenance import file_sha256
+
 from wikigenderbias.schema import PARQUET_NAME, CONFIGS, GENDERS, RELATIONS, SPLITS, features_for
 
 
@@ -34,12 +36,6 @@ def data_file(config: str, split: str) -> str:
     return f"data/{config}/{PARQUET_NAME.format(split=split)}"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def config_fingerprint(folder: str | os.PathLike, config: str) -> dict[str, Any]:
@@ -53,7 +49,7 @@ def config_fingerprint(folder: str | os.PathLike, config: str) -> dict[str, Any]
     for split in SPLITS:
         rel = data_file(config, split)
         path = folder / rel
-        files[rel] = {"num_bytes": path.stat().st_size, "checksum": _sha256(path)}
+        files[rel] = {"num_bytes": path.stat().st_size, "checksum": file_sha256(path)}
         meta = pq.read_metadata(path)
         rows[split] = meta.num_rows
         data_bytes[split] = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))

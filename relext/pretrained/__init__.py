@@ -35,7 +35,6 @@ sentences about one entity pair (OpenNRE's bag-level inference) in batches.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +42,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from wgbcore.provenance import file_sha256
 from wikigenderbias.schema import RELATIONS
 
 DEFAULT = "pcnn-attention"
@@ -79,7 +79,7 @@ def verify(name: str = DEFAULT) -> Path:
         target = folder / fname
         if not fname or "/" in fname or not target.is_file():
             raise ValueError(f"{sums}:{lineno}: names no file of {folder}")
-        if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
+        if file_sha256(target) != digest:
             raise ValueError(f"{target}: sha256 differs from {sums}; the pretrained model {name!r} is damaged "
                              "(reinstall wgb)")
     return folder
