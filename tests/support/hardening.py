@@ -13,7 +13,8 @@ _CACHE: dict[str, Path] = {}
 
 
 def make_graph(num_people: int = 30, seed: int = 0):
-    """People with a gender, a profession and a nationality (the shape of tests/kge's tiny graph)."""
+    """The tiny graph of the kge tests: people with a gender, a profession correlated with it, a
+    nationality and a friend."""
     from kge.graph import KnowledgeGraph
 
     rng = np.random.default_rng(seed)
