@@ -40,35 +40,11 @@ def _title(r: BiasResult) -> str:
     return f"{r.measure} · {r.model} · {s.sensitive_relation}: {vs} → {s.target_relation}"
 
 
-class _Doc:
-    """The report as a list of blocks (heading, para, table, image), rendered to markdown and to
-    HTML by the templates ``kge/templates/kge_report.{md,html}`` (:mod:`wgbcore.render`)."""
+def _doc(title: str):
+    """The report as blocks (:class:`wgbcore.render.Document`), numbers formatted by :func:`_fmt`."""
+    from wgbcore.render import Document
 
-    def __init__(self) -> None:
-        self.blocks: list[dict] = []
-
-    def heading(self, text: str, level: int = 2) -> None:
-        self.blocks.append({"kind": "heading", "text": text, "level": level})
-
-    def para(self, text: str) -> None:
-        self.blocks.append({"kind": "para", "text": text})
-
-    def table(self, header: list[str], rows: list[list]) -> None:
-        if not rows:
-            self.para("(no rows)")
-            return
-        numeric = [all(isinstance(r[j], (int, float)) or r[j] is None for r in rows) for j in range(len(header))]
-        self.blocks.append({"kind": "table", "header": header, "numeric": numeric,
-                            "rows": [[_fmt(c) for c in r] for r in rows]})
-
-    def image(self, rel: str, alt: str) -> None:
-        self.blocks.append({"kind": "image", "src": rel, "alt": alt})
-
-    def render(self, title: str) -> tuple[str, str]:
-        from wgbcore.render import render
-
-        return (render("kge_report.md", package="kge", blocks=self.blocks, title=title),
-                render("kge_report.html", package="kge", blocks=self.blocks, title=title))
+    return Document(title, fmt=_fmt)
 
 
 def _save_fig(fig, path: Path) -> None:
@@ -113,7 +89,7 @@ def _bar_top(r: BiasResult, k: int, min_count: int, path: Path) -> bool:
     return True
 
 
-def _section_items(doc: _Doc, r: BiasResult, k: int, min_count: int, plots: Path, idx: int) -> None:
+def _section_items(doc, r: BiasResult, k: int, min_count: int, plots: Path, idx: int) -> None:
     rows = [x for x in r.rows if x.item != "*"]
     agg = [x for x in r.rows if x.item == "*"]
     if agg:
@@ -142,7 +118,7 @@ def _section_items(doc: _Doc, r: BiasResult, k: int, min_count: int, plots: Path
         doc.image(f"plots/{name}", _title(r))
 
 
-def _section_data_curve(doc: _Doc, r: BiasResult, plots: Path, idx: int) -> None:
+def _section_data_curve(doc, r: BiasResult, plots: Path, idx: int) -> None:
     curve = r.summary.get("neutral_curve")
     s = r.summary
     doc.para(f"Persons: {s.get('persons_a')} {r.spec.a} / {s.get('persons_b')} {r.spec.b_label()}; items "
@@ -163,7 +139,7 @@ def _section_data_curve(doc: _Doc, r: BiasResult, plots: Path, idx: int) -> None
     doc.image(f"plots/{name}", "neutral-count curve")
 
 
-def _section_generic(doc: _Doc, r: BiasResult, plots: Path, idx: int) -> None:
+def _section_generic(doc, r: BiasResult, plots: Path, idx: int) -> None:
     rows = r.rows
     keys: list[str] = []
     for x in rows:
@@ -214,7 +190,7 @@ def _section_generic(doc: _Doc, r: BiasResult, plots: Path, idx: int) -> None:
         doc.image(f"plots/{name}", "top-K")
 
 
-def _summary_table(doc: _Doc, r: BiasResult) -> None:
+def _summary_table(doc, r: BiasResult) -> None:
     flat = [[k, v] for k, v in r.summary.items() if not isinstance(v, (dict, list))]
     nested = {k: v for k, v in r.summary.items() if isinstance(v, dict) and k in ("amplification_pct", "hits_cost",
                                                                                   "classifier")}
@@ -238,8 +214,7 @@ def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: in
     done = out / "DONE"
     if done.exists():
         done.unlink()
-    doc = _Doc()
-    doc.heading(title, 1)
+    doc = _doc(title)
     doc.para(f"{len(results)} result(s); top-{top} tables keep items with C_a + C_b >= {min_count} "
              "(C_a, C_b: holders of the item with the first and the second attribute value). Signed scores "
              "are first value minus second: + leans towards the first value (e.g. male), - towards the second.")
@@ -260,7 +235,7 @@ def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: in
             _section_generic(doc, r, plots, i)
         else:
             doc.table(["value", "score"], [[x.item, x.score] for x in r.rows])
-    md, page = doc.render(title)
+    md, page = doc.markdown(), doc.html()
     atomic_write_text(out / "report.md", md)
     atomic_write_text(out / "report.html", page)
     atomic_write_text(done, "ok\n")

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from relext.evaluate import ENTITY_COUNTS, EvalResult, evaluate_run, load_eval, package_version
 from relext.fairness import GAP_METRICS, MICRO, seed_interval
-from relext.report import grid_markdown
+from relext.report import grid_document
 from wgbcore.atomicio import atomic_write_json, atomic_write_text
 from wikigenderbias.schema import POSITIVE_RELATIONS
 
@@ -436,9 +436,9 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
         "design_report": report,
     }
     atomic_write_json(out / "results.json", summary)
-    atomic_write_text(out / "results.md", grid_markdown(summary))
     if plots and variants:
         from relext.plots import plot_grid
 
         plot_grid(summary, out)
+    grid_document(summary, images=bool(plots and variants)).write(out, "results")
     return summary

@@ -80,41 +80,49 @@ def eval_markdown(result) -> str:
 # --------------------------------------------------------------------------------------------
 # Grid
 # --------------------------------------------------------------------------------------------
-def grid_markdown(summary: dict) -> str:
-    """Markdown report of a grid summary (the dict written to results.json)."""
-    out = ["# Relation extraction gender-gap grid", ""]
+def grid_document(summary: dict, *, images: bool = True):
+    """The report of a grid summary (the dict written to results.json) as a
+    :class:`wgbcore.render.Document` (rendered to results.md and results.html)."""
+    from wgbcore.render import Document
+
+    doc = Document("Relation extraction gender-gap grid")
     meta = summary.get("meta", {})
-    out += [f"Encoders {meta.get('encoders')} × selectors {meta.get('selectors')} × seeds "
-            f"{meta.get('seeds')}, "
-            f"{meta.get('epochs') or 'the trainer default number of'} epoch(s) max; "
-            f"{meta.get('runs_evaluated')} of {meta.get('n_runs')} runs evaluated; "
-            f"wgb {meta.get('version')}.",
-            ""]
+    doc.para(f"Encoders {meta.get('encoders')} × selectors {meta.get('selectors')} × seeds "
+             f"{meta.get('seeds')}, "
+             f"{meta.get('epochs') or 'the trainer default number of'} epoch(s) max; "
+             f"{meta.get('runs_evaluated')} of {meta.get('n_runs')} runs evaluated; "
+             f"wgb {meta.get('version')}.")
     t = summary.get("timing", {})
     if t:
-        out += [f"Time: {fmt(t.get('train_seconds_total'), 0)} s training + "
-                f"{fmt(t.get('eval_seconds_total'), 0)} s evaluation, measured by the grid for "
-                f"{t.get('n_runs')} runs "
-                f"(wall time of the grid invocations: {fmt(t.get('wall_seconds_total'), 0)} s; "
-                f"load average at the end {t.get('loadavg')}; {t.get('cpu_count')} CPUs shared)"
-                + timing_where(t) + ".", ""]
+        doc.para(f"Time: {fmt(t.get('train_seconds_total'), 0)} s training + "
+                 f"{fmt(t.get('eval_seconds_total'), 0)} s evaluation, measured by the grid for "
+                 f"{t.get('n_runs')} runs "
+                 f"(wall time of the grid invocations: {fmt(t.get('wall_seconds_total'), 0)} s; "
+                 f"load average at the end {t.get('loadavg')}; {t.get('cpu_count')} CPUs shared)"
+                 + timing_where(t) + ".")
     rep = summary.get("design_report") or {}
-    out += ["Values are means over seeds with a Student-t 95% interval across seeds in brackets (seed "
-            "variance only). Gaps are male − female; `b k/n` = in k of n runs the entity-bootstrap "
-            "interval of that run excludes 0. **Bold**: the combined seed x entity interval excludes 0 "
-            "after Benjamini-Hochberg correction across all gaps of the rule "
-            + ("(see the verdicts at the end)." if rep.get("gaps") else
-               "(needs runs with per-entity counts; none here, so nothing is bold).")
-            + " Fewer than 3 seeds never flag.", ""]
+    doc.para("Values are means over seeds with a Student-t 95% interval across seeds in brackets (seed "
+             "variance only). Gaps are male − female; `b k/n` = in k of n runs the entity-bootstrap "
+             "interval of that run excludes 0. **Bold**: the combined seed x entity interval excludes 0 "
+             "after Benjamini-Hochberg correction across all gaps of the rule "
+             + ("(the verdicts come first, below)." if rep.get("gaps") else
+                "(needs runs with per-entity counts; none here, so nothing is bold).")
+             + " Fewer than 3 seeds never flag.")
+    if rep.get("claims"):
+        from relext.design import Verdict
+        from relext.studies.claims import claims_table
+
+        doc.heading("The paper's claims: verdicts")
+        doc.para(f"Decision rule {rep['rule']}; two-level bootstrap ({rep['design']['n_resamples']} replicates, "
+                 "seeds x test entities, paired across combinations); Holm's correction across the claims. "
+                 "'halves': the verdict on each half of the seeds.")
+        claims_table(doc, [Verdict(**c) for c in rep["claims"]], rep.get("half_split"))
     for variant, combos in summary.get("variants", {}).items():
-        out += [f"## Decision rule: {variant}", ""]
-        rows = []
-        for c in combos:
-            rows.append([c["encoder"], c["selector"], str(c["n_seeds"]),
-                         _mean_ci(c["micro_f1"]["male_test"]), _mean_ci(c["micro_f1"]["female_test"]),
-                         _mean_ci(c["pr_auc"]["pooled"])])
-        out += ["### Overall", "", _table(["encoder", "selector", "seeds", "micro F1 male",
-                                           "micro F1 female", "PR-AUC pooled"], rows), ""]
+        doc.heading(f"Decision rule: {variant}")
+        doc.heading("Overall", 3)
+        doc.table(["encoder", "selector", "seeds", "micro F1 male", "micro F1 female", "PR-AUC pooled"],
+                  [[c["encoder"], c["selector"], str(c["n_seeds"]), _mean_ci(c["micro_f1"]["male_test"]),
+                    _mean_ci(c["micro_f1"]["female_test"]), _mean_ci(c["pr_auc"]["pooled"])] for c in combos])
         for metric, title in (("f1", "F1 gap = F1(male) − F1(female)"),
                               ("recall", "Equality of opportunity gap = TPR(male) − TPR(female)")):
             rows = []
@@ -122,42 +130,38 @@ def grid_markdown(summary: dict) -> str:
                 row = [c["encoder"], c["selector"]]
                 for rel in POSITIVE_RELATIONS:
                     g = c["gaps"][metric][rel]
-                    cell = _mean_ci(g, signed=True, bold=g.get("flagged", False))
-                    cell += f" b {g['bootstrap_flagged']}/{g['n']}"
-                    row.append(cell)
+                    row.append(_mean_ci(g, signed=True, bold=g.get("flagged", False))
+                               + f" b {g['bootstrap_flagged']}/{g['n']}")
                 rows.append(row)
-            out += [f"### {title}", "", _table(["encoder", "selector", *POSITIVE_RELATIONS], rows), ""]
-        rows = []
-        for c in combos:
-            row = [c["encoder"], c["selector"]]
-            for rel in POSITIVE_RELATIONS:
-                row.append(f"{fmt(c['f1'][rel]['male']['mean'])} / {fmt(c['f1'][rel]['female']['mean'])}")
-            rows.append(row)
-        out += ["### F1 per relation (male / female)", "",
-                _table(["encoder", "selector", *POSITIVE_RELATIONS], rows), ""]
+            doc.heading(title, 3)
+            doc.table(["encoder", "selector", *POSITIVE_RELATIONS], rows)
+        doc.heading("F1 per relation (male / female)", 3)
+        doc.table(["encoder", "selector", *POSITIVE_RELATIONS],
+                  [[c["encoder"], c["selector"],
+                    *[f"{fmt(c['f1'][rel]['male']['mean'])} / {fmt(c['f1'][rel]['female']['mean'])}"
+                      for rel in POSITIVE_RELATIONS]] for c in combos])
+        for name, alt in ((f"gaps_{variant}.png", "gender gaps per relation"),
+                          (f"f1_by_gender_{variant}.png", "F1 by gender")):
+            if images:
+                doc.image(name, f"{alt} ({variant})")
     runs = summary.get("runs") or {}
     if runs:
         per = (summary.get("timing") or {}).get("per_run", {})
-        rows = [[name, str(r.get("epochs_run")), str(r.get("best_epoch")),
-                 fmt(r.get("best_validation")), fmt(r.get("mean_epoch_train_seconds"), 1),
-                 fmt(per.get(name, {}).get("train_seconds"), 0)]
-                for name, r in sorted(runs.items())]
-        out += ["## Runs", "", _table(["run", "epochs", "best epoch", "validation score",
-                                       "s / epoch", "train s (grid)"], rows), ""]
+        doc.heading("Runs")
+        doc.table(["run", "epochs", "best epoch", "validation score", "s / epoch", "train s (grid)"],
+                  [[name, str(r.get("epochs_run")), str(r.get("best_epoch")), fmt(r.get("best_validation")),
+                    fmt(r.get("mean_epoch_train_seconds"), 1), fmt(per.get(name, {}).get("train_seconds"), 0)]
+                   for name, r in sorted(runs.items())])
     findings = summary.get("findings")
     if findings:
-        out += ["## Comparison with the paper's findings (point estimates)", ""]
-        out += [f"- {line}" for line in findings] + [""]
-    if rep.get("claims"):
-        from relext.design import Verdict
-        from relext.studies.claims import claims_markdown
+        doc.heading("Comparison with the paper's findings (point estimates)")
+        doc.items(findings)
+    return doc
 
-        out += ["## The paper's claims: verdicts", "",
-                f"Decision rule {rep['rule']}; two-level bootstrap ({rep['design']['n_resamples']} replicates, "
-                "seeds x test entities, paired across combinations); Holm's correction across the claims. "
-                "'halves': the verdict on each half of the seeds.", "",
-                claims_markdown([Verdict(**c) for c in rep["claims"]], rep.get("half_split")), ""]
-    return "\n".join(out)
+
+def grid_markdown(summary: dict, *, images: bool = True) -> str:
+    """Markdown report of a grid summary (see :func:`grid_document`)."""
+    return grid_document(summary, images=images).markdown()
 
 
 def _mean_ci(d: dict, *, signed: bool = False, bold: bool = False) -> str:

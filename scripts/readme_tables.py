@@ -124,7 +124,35 @@ def anonymize_label_blind() -> str:
             f"rows, decided from the text alone (`{src}`).")
 
 
-BLOCKS = {"data-stats": data_stats, "anonymize-label-blind": anonymize_label_blind,
+def wgb_run_full(src: str = "results/wgb_run/full") -> str:
+    """The committed multi-seed ``wgb run --profile full``: its verdicts per question."""
+    if not (ROOT / src / "run.json").exists():
+        return f"`{src}/` holds no multi-seed run yet."
+    rep, run = _load(f"{src}/report.json"), _load(f"{src}/run.json")
+    a = rep["analysis"]
+    seeds = a["seeds"]
+    out = [f"`{run['command']}`: {len(seeds)} seeds ({', '.join(map(str, seeds))}), "
+           f"{run['wall_seconds'] / 60:.0f} min wall on {run['cpu_count']} cores "
+           f"(peak memory {run['max_rss_mb'] / 1024:.1f} GB; `{src}/run.json`"
+           + (f"; {run['note']}" if run.get("note") else "") + "). "
+           f"{a['n_claims']} claims, Holm's correction at alpha {a['alpha']}; test articles: "
+           f"{a['n_entities']['male']:,} about men, {a['n_entities']['female']:,} about women "
+           f"(`{src}/report.json`, `report.html`).", ""]
+    for q in a["answer"]:
+        n = q["summary"]
+        out += [f"**{q['question']}** {n['supported']} supported, {n['contradicted']} contradicted, "
+                f"{n['undecided']} undecided.", ""]
+        out += ["| claim | verdict | effect [95% interval] | interval over | seeds |", "|---|---|---|---|---|"]
+        for v in q["rows"]:
+            verdict = v["verdict"] if v["verdict"] == "undecided" else f"**{v['verdict']}**"
+            cells = [v["claim"], verdict, f"{v['value']:+.4f} [{v['ci'][0]:+.4f}, {v['ci'][1]:+.4f}]",
+                     v.get("over", "-"), str(v["n_seeds"])]
+            out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+BLOCKS = {"data-stats": data_stats, "wgb-run-full": wgb_run_full, "anonymize-label-blind": anonymize_label_blind,
           "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
 FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md",
          "results/re_grid_cnn_pcnn/README.md"]

@@ -69,3 +69,46 @@ def test_kge_report_in_the_browser(study, tmp_path):
     results = bias[SEEDS[0]]["baseline"] + bias[SEEDS[0]]["gold"]
     paths = render(results, tmp_path / "kge", top=5)
     _check(paths["html"], tmp_path / "kge_report.png", ["Top 5 towards male", "Top 5 towards female", "<table>"])
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _with_plots(src: Path, dst: Path) -> Path:
+    dst.mkdir(parents=True, exist_ok=True)
+    for png in src.glob("*.png"):
+        shutil.copy(png, dst / png.name)
+    return dst
+
+
+def test_grid_report_in_the_browser(tmp_path):
+    """The committed 5-seed CNN/PCNN grid, rendered from its results.json."""
+    import json
+
+    from relext.report import grid_document
+
+    src = ROOT / "results" / "re_grid_cnn_pcnn"
+    out = _with_plots(src, tmp_path / "grid")
+    paths = grid_document(json.loads((src / "results.json").read_text())).write(out, "results")
+    page = paths["html"].read_text()
+    assert "`" not in page and "<strong>" in page and "<ul>" in page
+    _check(paths["html"], tmp_path / "grid_report.png",
+           ["The paper's claims: verdicts", "Equality of opportunity gap", "gaps_argmax.png"])
+
+
+def test_study_report_in_the_browser(tmp_path):
+    """The committed debiasing study, rendered from its results.json: the verdicts come first."""
+    import json
+
+    from relext.studies.debias import DebiasStudyConfig
+    from relext.studies.report import study_document
+
+    src = ROOT / "results" / "re_debias" / "study"
+    cfg = DebiasStudyConfig(**json.loads((src / "study.json").read_text()))
+    summary = json.loads((src / "results.json").read_text())
+    out = _with_plots(src, tmp_path / "study")
+    paths = study_document(cfg, summary, json.loads((src / "variants.json").read_text())).write(out, "results")
+    page = paths["html"].read_text()
+    assert "`" not in page and page.index("claims: verdicts") < page.index("Per-variant tables")
+    _check(paths["html"], tmp_path / "study_report.png",
+           ["The paper's claims: verdicts", "CDA raises micro F1", "supported", "Direct bias"])

@@ -199,13 +199,14 @@ def design_for_runs(runs: Mapping[tuple[str, int], Path], *, rule: str = "argmax
     return Design(StudyCounts.from_runs(runs, rule=rule), n_resamples=n_resamples, seed=seed)
 
 
-def claims_markdown(verdicts_: Sequence[Verdict], splits: Sequence[dict] | None = None) -> str:
-    """The claims table: claim, verdict, effect, combined interval, seeds, power."""
+def claims_table(doc, verdicts_: Sequence[Verdict], splits: Sequence[dict] | None = None):
+    """The claims table (claim, verdict, effect, combined interval, seeds, power) added to a
+    :class:`wgbcore.render.Document`."""
     head = ["claim", "verdict", "effect", "95% interval (seeds x entities)", "seed-only", "entity-only",
             "p (Holm)", "seeds", "MDE (80%)", "to decide"]
     if splits:
         head.append("halves")
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for i, v in enumerate(verdicts_):
         cells = [v.claim, f"**{v.verdict}**" if v.verdict != "undecided" else v.verdict, f"{v.value:+.4f}",
                  f"[{v.ci[0]:+.4f}, {v.ci[1]:+.4f}]", f"[{v.ci_seed[0]:+.4f}, {v.ci_seed[1]:+.4f}]",
@@ -216,8 +217,8 @@ def claims_markdown(verdicts_: Sequence[Verdict], splits: Sequence[dict] | None 
         if splits:
             s = splits[i]
             cells.append(f"{s['first_half'] or '-'} / {s['second_half'] or '-'}")
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)
+        rows.append(cells)
+    return doc.table(head, rows)
 
 
 def grid_design_report(runs: Mapping[tuple[str, int], Path], *, rules: Sequence[str] = ("argmax", "threshold"),

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from relext.debias import STUDY_VARIANTS, canonical_name, get_debiaser
-from relext.report import timing_where
 
 DATASET_PARTS = ("anonymize", "cda", "duplicate")
 VECTOR_PARTS = ("hard_debias",)
@@ -310,87 +309,6 @@ def verdict_lines(report: dict) -> list[str]:
     return out
 
 
-def study_markdown(config: DebiasStudyConfig, summary: dict, variants_info: dict) -> str:
-    from relext.report import _mean_ci, _table, fmt
-    from wikigenderbias.schema import POSITIVE_RELATIONS
-
-    meta, t = summary.get("meta", {}), summary.get("timing", {})
-    sub = ("" if config.train_articles is None else
-           f" **Trained on {config.train_articles} sampled training articles only (quick profile): "
-           "not comparable with the paper.**")
-    out = ["# Debiasing study (Gaut et al. 2020, section 5)", "",
-           f"{config.encoder.upper()} + {config.selector} under {len(config.variants)} debiasing variants x "
-           f"seeds {config.seeds}; {config.epochs or 'default'} epoch(s) max; wgb {meta.get('version')}.{sub} "
-           f"{meta.get('runs_evaluated')} of {meta.get('n_runs')} runs evaluated"
-           + (f"; failed: {meta.get('runs_failed')}" if meta.get("runs_failed") else "") + ".", ""]
-    if t:
-        out += [f"Time: {fmt(t.get('train_seconds_total'), 0)} s training + {fmt(t.get('eval_seconds_total'), 0)} s "
-                f"evaluation (wall time of all invocations {fmt(t.get('wall_seconds_total'), 0)} s; load average "
-                f"at the end {t.get('loadavg')} on {t.get('cpu_count')} shared CPUs)" + timing_where(t) + ".", ""]
-    ner = {v: i["debiaser"].get("ner_available", {}).get("auto_uses") for v, i in variants_info.items()
-           if "ner_available" in i["debiaser"]}
-    if ner:
-        out += [f"Anonymization NER: {sorted(set(ner.values()))} (see variants.json and each run's "
-                "metrics.json).", ""]
-    out += ["Gaps are male − female, seed mean with a Student-t 95% interval across seeds (seed variance "
-            "only); `b k/n`: in k of n runs the entity-bootstrap interval excludes 0. These intervals each "
-            "leave out one source of variance: flags and verdicts come from the combined seed x entity "
-            "design below.", ""]
-    for rule, combos in summary.get("variants", {}).items():
-        out += [f"## Decision rule: {rule}", ""]
-        rows = [[c["encoder"], str(c["n_seeds"]), _mean_ci(c["micro_f1"]["pooled"]),
-                 _mean_ci(c["micro_f1"]["male_test"]), _mean_ci(c["micro_f1"]["female_test"]),
-                 fmt(_mean_abs_gap(c))] for c in combos]
-        out += [_table(["variant", "seeds", "micro F1 pooled", "micro F1 male", "micro F1 female",
-                        "mean abs F1 gap"], rows), ""]
-        for metric, title in (("f1", "F1 gap per relation"), ("recall", "Equality of opportunity gap (TPR) per relation")):
-            rows = []
-            for c in combos:
-                row = [c["encoder"]]
-                for rel in POSITIVE_RELATIONS:
-                    g = c["gaps"].get(metric, {}).get(rel)
-                    row.append("-" if g is None else _mean_ci(g, signed=True, bold=False)
-                               + f" b {g['bootstrap_flagged']}/{g['n']}")
-                rows.append(row)
-            out += [f"### {title}", "", _table(["variant", *POSITIVE_RELATIONS], rows), ""]
-        rows = [[c["encoder"], *[f"{fmt(c['f1'][r]['male']['mean'])} / {fmt(c['f1'][r]['female']['mean'])}"
-                                 for r in POSITIVE_RELATIONS]] for c in combos]
-        out += ["### Absolute F1 per relation (male / female)", "", _table(["variant", *POSITIVE_RELATIONS], rows), ""]
-        out += [f"![gaps](gaps_{rule}.png)", "", f"![F1 by gender](f1_by_gender_{rule}.png)", ""]
-    emb = summary.get("embedding_bias_trained") or {}
-    if emb:
-        from relext.studies.embedding import embedding_bias_markdown
-
-        out += ["## Word embeddings before and after training", "",
-                "Direct bias (mean |cos(profession, g)|, Bolukbasi et al.) of the run's word embedding rows at "
-                "initialisation (Word2Vec after the run's vectors transforms) and after training (the selected "
-                "epoch), along the direction hard debiasing removed and along the direction found again in the "
-                "vectors; WEAT effect size d (Caliskan et al.), means over runs (per run: "
-                "`runs/<run>/embedding_bias.json`).", "", embedding_bias_markdown(emb), ""]
-    rep = summary.get("design_report") or {}
-    if rep.get("claims"):
-        from relext.design import Verdict
-        from relext.studies.claims import claims_markdown
-
-        d = rep["design"]
-        out += ["## The paper's claims: verdicts", "",
-                f"Decision rule {rep['rule']}. Each claim is a directional test of a statistic of seed-averaged "
-                f"metrics; intervals from a two-level bootstrap ({d['n_resamples']} replicates: seeds with "
-                "replacement, then test entities within gender, crossed and paired across variants); "
-                f"Holm's correction across the {len(rep['claims'])} claims at alpha {d['alpha']}. **supported** / "
-                "**contradicted**: significant after correction, in / against the claimed direction; undecided "
-                "otherwise, with the minimum detectable effect (MDE, 80% power) at the seeds used and the seeds "
-                "that would decide it. 'halves': the verdict on the first and on the second half of the seeds.",
-                "", claims_markdown([Verdict(**c) for c in rep["claims"]], rep.get("half_split")), ""]
-        flagged = [g for g in rep["gaps"] if g["flagged"]]
-        out += [f"### Gaps whose combined interval excludes 0 (Benjamini-Hochberg over {len(rep['gaps'])} "
-                "variant x metric x relation gaps)", ""]
-        out += ([f"- {g['variant']} {g['metric']} {g['relation']}: {g['value']:+.4f} [{g['ci'][0]:+.4f}, "
-                 f"{g['ci'][1]:+.4f}], {g['n_seeds']} seeds, adjusted p {g['p_adjusted']:.3g}" for g in flagged]
-                or ["- none"]) + [""]
-    return "\n".join(out)
-
-
 def _timing_from_parts(out: Path, summary: dict) -> None:
     """A folder that only aggregates (runs trained by parallel parts in ``OUT/parts/*``) takes its
     training and evaluation seconds from the parts' timing files."""
@@ -413,7 +331,8 @@ def _timing_from_parts(out: Path, summary: dict) -> None:
 
 
 def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, seconds: float) -> dict:
-    from wgbcore.atomicio import atomic_write_json, atomic_write_text
+    from relext.studies.report import study_document
+    from wgbcore.atomicio import atomic_write_json
 
     summary["design_report"] = design_report(config, out)
     summary["findings"] = verdict_lines(summary["design_report"])
@@ -427,5 +346,5 @@ def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, second
         atomic_write_json(out / "claims.json", {"meta": {"version": summary["meta"].get("version"),
                                                          "study": config.to_dict()},
                                                 **summary["design_report"]})
-    atomic_write_text(out / "results.md", study_markdown(config, summary, info))
+    study_document(config, summary, info, images=(out / "gaps_argmax.png").exists()).write(out, "results")
     return summary

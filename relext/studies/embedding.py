@@ -124,19 +124,6 @@ def study_embedding_bias(runs: dict[tuple[str, int], Path], *, n_permutations: i
     return out
 
 
-def embedding_bias_markdown(rep: dict[str, Any]) -> str:
-    lines = ["| variant | runs | direct bias, removed direction: initial -> trained | own direction: initial "
-             "-> trained | WEAT d (first test): initial -> trained |", "|---|---|---|---|---|"]
-    for v, r in rep.items():
-        t = next(iter(r["weat_effect_size"]), None)
-        w = r["weat_effect_size"][t] if t else None
-        lines.append(f"| {v} | {r['n_runs']} | {r['initial_direct_bias_removed_direction']:.3f} -> "
-                     f"{r['trained_direct_bias_removed_direction']:.3f} | {r['initial_direct_bias_own_direction']:.3f} "
-                     f"-> {r['trained_direct_bias_own_direction']:.3f} | "
-                     + (f"{t}: {w['initial']:.2f} -> {w['trained']:.2f}" if w else "-") + " |")
-    return "\n".join(lines)
-
-
 # --------------------------------------------------------------------------------------------
 # Embedding bias of each variant's Word2Vec (an independent check of the corpus debiasers)
 # --------------------------------------------------------------------------------------------

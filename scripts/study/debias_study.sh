@@ -11,7 +11,7 @@
 set -euo pipefail
 WGB=${WGB:-wgb}
 OUT=$(realpath -m "${1:-results/re_debias/study}")
-RUNS="$OUT/runs"
+RUNS=$(realpath -m --relative-to=. "$OUT/runs")   # relative: committed records name no machine path
 A="none,cda,anonymize,anonymize+hard_debias@0-4,hard_debias[freeze=true]@0-4,hard_debias[restore_norms=true]@0-4"
 B="duplicate,hard_debias,anonymize+cda@0-4,cda+hard_debias@0-4,anonymize+cda+hard_debias@0-4"
 mkdir -p "$OUT/parts"

@@ -19,15 +19,28 @@ def test_html_templates_escape_names_and_build_real_lists():
     assert page.startswith("<!doctype html>") and "max-width: 1100px" in page
 
 
-def test_markdown_templates_are_not_html_escaped(tmp_path):
-    # kge's markdown template: names reach markdown as text, with | and < escaped in cells
-    blocks = [{"kind": "heading", "text": "A & B", "level": 2},
-              {"kind": "table", "header": ["item", "score"], "numeric": [False, True],
-               "rows": [["<b>x</b> | y", "0.5"]]}]
-    md = render("kge_report.md", package="kge", blocks=blocks, title="t")
-    assert "## A & B" in md and "| \\<b>x\\</b> \\| y | 0.5 |" in md
-    html = render("kge_report.html", package="kge", blocks=blocks, title="t")
-    assert "&lt;b&gt;x&lt;/b&gt; | y" in html and "<thead>" in html and '<td class="num">0.5</td>' in html
+def test_document_markdown_is_not_escaped_and_html_is(tmp_path):
+    # names reach markdown as text, with | and < escaped in cells; the HTML page escapes them
+    from wgbcore.render import Document
+
+    doc = Document("t").heading("A & B").para("see `results.json`, **bold**")
+    doc.table(["item", "score"], [["<b>x</b> | y", 0.5]]).items(["one `code`"])
+    md = doc.markdown()
+    assert md.startswith("# t\n") and "## A & B" in md and "| \\<b>x\\</b> \\| y | 0.500 |" in md
+    assert "see `results.json`, **bold**" in md and "- one `code`" in md
+    html = doc.html()
+    assert "&lt;b&gt;x&lt;/b&gt; | y" in html and "<thead>" in html and '<td class="num">0.500</td>' in html
+    assert "<code>results.json</code>" in html and "<strong>bold</strong>" in html and "`" not in html
+    assert html.index("<ul>") < html.index("<li>one <code>code</code></li>") < html.index("</ul>")
+    paths = doc.write(tmp_path, "r")
+    assert paths["md"].read_text() == md and paths["html"].read_text() == html
+
+
+def test_inline_escapes_before_markup():
+    from wgbcore.render import inline
+
+    assert str(inline("**<script>**")) == "<strong>&lt;script&gt;</strong>"
+    assert str(inline("a `<i>` b")) == "a <code>&lt;i&gt;</code> b"
 
 
 def test_filters():

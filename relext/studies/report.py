@@ -1,0 +1,111 @@
+"""The debiasing study's report (results.md and results.html) as a :class:`wgbcore.render.Document`."""
+from __future__ import annotations
+
+from typing import Any
+
+from relext.report import _mean_ci, fmt, timing_where
+
+__all__ = ["study_document", "embedding_bias_table"]
+
+
+def embedding_bias_table(doc, rep: dict[str, Any]):
+    """Direct bias and WEAT before -> after training, one row per variant."""
+    rows = []
+    for v, r in rep.items():
+        t = next(iter(r["weat_effect_size"]), None)
+        w = r["weat_effect_size"][t] if t else None
+        rows.append([v, str(r["n_runs"]),
+                     f"{r['initial_direct_bias_removed_direction']:.3f} -> {r['trained_direct_bias_removed_direction']:.3f}",
+                     f"{r['initial_direct_bias_own_direction']:.3f} -> {r['trained_direct_bias_own_direction']:.3f}",
+                     f"{t}: {w['initial']:.2f} -> {w['trained']:.2f}" if w else "-"])
+    return doc.table(["variant", "runs", "direct bias, removed direction: initial -> trained",
+                      "own direction: initial -> trained", "WEAT d (first test): initial -> trained"], rows)
+
+
+def study_document(config, summary: dict, variants_info: dict, *, images: bool = True):
+    from relext.studies.debias import _mean_abs_gap
+    from wgbcore.render import Document
+    from wikigenderbias.schema import POSITIVE_RELATIONS
+
+    meta, t = summary.get("meta", {}), summary.get("timing", {})
+    sub = ("" if config.train_articles is None else
+           f" **Trained on {config.train_articles} sampled training articles only (quick profile): "
+           "not comparable with the paper.**")
+    doc = Document("Debiasing study (Gaut et al. 2020, section 5)")
+    doc.para(f"{config.encoder.upper()} + {config.selector} under {len(config.variants)} debiasing variants x "
+             f"seeds {config.seeds}; {config.epochs or 'default'} epoch(s) max; wgb {meta.get('version')}.{sub} "
+             f"{meta.get('runs_evaluated')} of {meta.get('n_runs')} runs evaluated"
+             + (f"; failed: {meta.get('runs_failed')}" if meta.get("runs_failed") else "") + ".")
+    if t:
+        doc.para(f"Time: {fmt(t.get('train_seconds_total'), 0)} s training + {fmt(t.get('eval_seconds_total'), 0)} s "
+                 f"evaluation (wall time of all invocations {fmt(t.get('wall_seconds_total'), 0)} s; load average "
+                 f"at the end {t.get('loadavg')} on {t.get('cpu_count')} shared CPUs)" + timing_where(t) + ".")
+    ner = {v: i["debiaser"].get("ner_available", {}).get("auto_uses") for v, i in variants_info.items()
+           if "ner_available" in i["debiaser"]}
+    if ner:
+        doc.para(f"Anonymization NER: {sorted(set(ner.values()))} (see variants.json and each run's "
+                 "metrics.json).")
+    rep = summary.get("design_report") or {}
+    if rep.get("claims"):
+        _claims(doc, rep)
+    doc.heading("Per-variant tables")
+    doc.para("Gaps are male − female, seed mean with a Student-t 95% interval across seeds (seed variance "
+             "only); `b k/n`: in k of n runs the entity-bootstrap interval excludes 0. These intervals each "
+             "leave out one source of variance: flags and verdicts come from the combined seed x entity "
+             "design (above).")
+    for rule, combos in summary.get("variants", {}).items():
+        doc.heading(f"Decision rule: {rule}", 3)
+        doc.table(["variant", "seeds", "micro F1 pooled", "micro F1 male", "micro F1 female", "mean abs F1 gap"],
+                  [[c["encoder"], str(c["n_seeds"]), _mean_ci(c["micro_f1"]["pooled"]),
+                    _mean_ci(c["micro_f1"]["male_test"]), _mean_ci(c["micro_f1"]["female_test"]),
+                    fmt(_mean_abs_gap(c))] for c in combos])
+        for metric, title in (("f1", "F1 gap per relation"),
+                              ("recall", "Equality of opportunity gap (TPR) per relation")):
+            rows = []
+            for c in combos:
+                row = [c["encoder"]]
+                for rel in POSITIVE_RELATIONS:
+                    g = c["gaps"].get(metric, {}).get(rel)
+                    row.append("-" if g is None else _mean_ci(g, signed=True, bold=False)
+                               + f" b {g['bootstrap_flagged']}/{g['n']}")
+                rows.append(row)
+            doc.heading(f"{title} ({rule})", 4)
+            doc.table(["variant", *POSITIVE_RELATIONS], rows)
+        doc.heading(f"Absolute F1 per relation, male / female ({rule})", 4)
+        doc.table(["variant", *POSITIVE_RELATIONS],
+                  [[c["encoder"], *[f"{fmt(c['f1'][r]['male']['mean'])} / {fmt(c['f1'][r]['female']['mean'])}"
+                                    for r in POSITIVE_RELATIONS]] for c in combos])
+        if images:
+            doc.image(f"gaps_{rule}.png", f"gender gaps per relation ({rule})")
+            doc.image(f"f1_by_gender_{rule}.png", f"F1 by gender ({rule})")
+    emb = summary.get("embedding_bias_trained") or {}
+    if emb:
+        doc.heading("Word embeddings before and after training")
+        doc.para("Direct bias (mean |cos(profession, g)|, Bolukbasi et al.) of the run's word embedding rows at "
+                 "initialisation (Word2Vec after the run's vectors transforms) and after training (the selected "
+                 "epoch), along the direction hard debiasing removed and along the direction found again in the "
+                 "vectors; WEAT effect size d (Caliskan et al.), means over runs (per run: "
+                 "`runs/<run>/embedding_bias.json`).")
+        embedding_bias_table(doc, emb)
+    return doc
+
+
+def _claims(doc, rep: dict) -> None:
+    from relext.design import Verdict
+    from relext.studies.claims import claims_table
+
+    d = rep["design"]
+    doc.heading("The paper's claims: verdicts")
+    doc.para(f"Decision rule {rep['rule']}. Each claim is a directional test of a statistic of seed-averaged "
+             f"metrics; intervals from a two-level bootstrap ({d['n_resamples']} replicates: seeds with "
+             "replacement, then test entities within gender, crossed and paired across variants); "
+             f"Holm's correction across the {len(rep['claims'])} claims at alpha {d['alpha']}. **supported** / "
+             "**contradicted**: significant after correction, in / against the claimed direction; undecided "
+             "otherwise, with the minimum detectable effect (MDE, 80% power) at the seeds used and the seeds "
+             "that would decide it. 'halves': the verdict on the first and on the second half of the seeds.")
+    claims_table(doc, [Verdict(**c) for c in rep["claims"]], rep.get("half_split"))
+    flagged = [g for g in rep["gaps"] if g["flagged"]]
+    doc.heading(f"Gaps whose combined interval excludes 0 (Benjamini-Hochberg over {len(rep['gaps'])} "
+                "variant x metric x relation gaps)", 3)
+    doc.items([f"{g['variant']} {g['metric']} {g['relation']}: {g['value']:+.4f} [{g['ci'][0]:+.4f}, "
+               f"{g['ci'][1]:+.4f}], {g['n_seeds']} seeds, adjusted p {g['p_adjusted']:.3g}" for g in flagged])
