@@ -4,7 +4,8 @@
     python scripts/record_wgb_run.py OUT DEST --log run.log --command "wgb run ..."
 
 ``OUT`` is the run's output folder (with ``report/``); ``--log`` is the file that holds
-``/usr/bin/time -v``'s output for the command. The README's numbers for the run are generated
+``/usr/bin/time -v``'s output for the command; a run resumed with more seeds gives one ``--log``
+per invocation (wall and CPU seconds add up, peak memory is the largest). The README's numbers for the run are generated
 from ``DEST/report.json`` and ``DEST/run.json`` by ``scripts/readme_tables.py``.
 """
 from __future__ import annotations
@@ -47,16 +48,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("dest", type=Path)
-    ap.add_argument("--log", required=True)
+    ap.add_argument("--log", required=True, action="append")
     ap.add_argument("--command", required=True)
     ap.add_argument("--note", default="")
     a = ap.parse_args(argv)
     report = a.out / "report"
     if not (report / "report.json").exists():
         raise SystemExit(f"{report}: no report.json (has the run finished?)")
-    t = gnu_time(a.log)
-    if t.get("exit_status", 0) != 0:
-        raise SystemExit(f"{a.log}: the command exited with {t['exit_status']}")
+    runs = [gnu_time(log) for log in a.log]
+    for log, one in zip(a.log, runs):
+        if one.get("exit_status", 0) != 0:
+            raise SystemExit(f"{log}: the command exited with {one['exit_status']}")
+    t = {k: round(sum(r.get(k, 0.0) for r in runs), 1) for k in ("wall_seconds", "user_seconds", "system_seconds")}
+    t["max_rss_mb"] = max(r.get("max_rss_mb", 0.0) for r in runs)
+    t["invocations"] = runs
     staging = a.dest.with_name(a.dest.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(report, staging)
