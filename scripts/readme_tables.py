@@ -152,7 +152,53 @@ def wgb_run_full(src: str = "results/wgb_run/full") -> str:
     return "\n".join(out).rstrip()
 
 
-BLOCKS = {"data-stats": data_stats, "wgb-run-full": wgb_run_full, "anonymize-label-blind": anonymize_label_blind,
+def score_opennre(src: str = "results/score_opennre") -> str:
+    """OpenNRE's predictions scored by ``wgb re score`` (scripts/score_opennre.py)."""
+    if not (ROOT / src / "score.json").exists():
+        return f"`{src}/score.json` is not committed yet."
+    sc, run = _load(f"{src}/score.json"), _load(f"{src}/run.json")
+    ep = run["epochs"]
+    n = sc["n_entities"]
+    out = [f"{run['system']}, {len(ep)} epoch(s) ({sum(e['seconds'] for e in ep):.0f} s on {run['threads']} "
+           f"thread(s), load average {run['loadavg_before'][0]:.0f}-{run['loadavg_after'][0]:.0f}; "
+           f"{run['word_vectors']}); {sc['n_bags']:,} test bags from {n['male']} male and {n['female']} female "
+           f"articles; {sc['confidence']:.0%} intervals: {sc['method']} ({sc['n_resamples']} resamples). "
+           f"**Bold**: that gap's own interval excludes 0, not corrected for the {len(sc['gaps'])} gaps: one "
+           f"run of one system is a worked example, not a verdict (several runs get corrected flags) "
+           f"(`{src}/score.json`).", "",
+           "| relation | metric | male | female | gap [95% interval] |", "|---|---|---|---|---|"]
+    for g in sc["gaps"]:
+        gap = f"{g['gap']:+.4f}"
+        out.append(f"| {g['relation']} | {'F1' if g['metric'] == 'f1' else 'EO (recall)'} | {g['male']:.4f} | "
+                   f"{g['female']:.4f} | {'**' + gap + '**' if g['flagged'] else gap} "
+                   f"[{g['ci_low']:+.4f}, {g['ci_high']:+.4f}] |")
+    return "\n".join(out)
+
+
+def kge_du_to_target(src: str = "benchmarks/results/kge_du_validation.json") -> str:
+    """Du et al.'s removal, one-shot against stepwise-to-target, on held-out seeds."""
+    d = _load(src)
+    t = d.get("to_target")
+    if not t:
+        return f"`{src}` has no stepwise results yet."
+    out = [f"B_gr of each end graph retrained with held-out seeds {t['eval_seeds']} (mean [95% t-interval]); "
+           f"each step of the stepwise removal retrains seeds {t['replicate_seeds']}; |B_gr| change paired by "
+           f"seed against the start graph (`{src}`, table in `kge_du_validation.md`).", "",
+           "| occupation | end graph | triples removed | B_gr, held-out seeds | \\|B_gr\\| change vs start |",
+           "|---|---|---|---|---|"]
+    for occ, o in t["occupations"].items():
+        for name, e in o["ends"].items():
+            ch = e.get("abs_change_vs_start")
+            out.append(f"| {occ} | {name} | {e['removed']} | {e['mean']:+.3f} [{e['ci'][0]:+.3f}, {e['ci'][1]:+.3f}] | "
+                       + (f"{ch['mean']:+.3f} [{ch['ci'][0]:+.3f}, {ch['ci'][1]:+.3f}]" if ch else "-") + " |")
+        out.append("")
+    ratios = ", ".join(f"{occ} {o['leave_k_out_ratio']:.2f}" for occ, o in t["occupations"].items())
+    out.append(f"Measured / predicted change in leave-k-out retraining: {ratios}: the influence function "
+               "overestimates the change, which is why the one-shot removal overshoots.")
+    return "\n".join(out).rstrip()
+
+
+BLOCKS = {"data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "anonymize-label-blind": anonymize_label_blind,
           "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
 FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md",
          "results/re_grid_cnn_pcnn/README.md"]

@@ -14,7 +14,8 @@ that differ between female and male articles) follow ``unlocated``, named as in
   article's subject, which usually opens the sentence: "She married ..."). This is what
   ``relext`` does in training and evaluation, so the exported test sets hold exactly the rows
   ``relext`` is evaluated on, and no split loses rows of one gender more than of the other.
-  ``"located": false`` in ``h``/``t`` marks such mentions (OpenNRE ignores extra fields).
+  ``"located": 0`` in ``h``/``t`` marks such mentions (OpenNRE ignores extra fields; 1/0 rather
+  than JSON's true/false, because OpenNRE's loader reads each line as a Python literal).
 * ``"skip"``: such rows are left out of every split, as a format without room for them would
   have to (what this export did before it had the option; ``relext``'s own ``"skip"`` leaves
   them out of training bags only). The dropped rows are counted per split and gender in
@@ -39,7 +40,7 @@ UNLOCATED_POLICIES: tuple[str, ...] = ("start", "skip")
 TEST_PAIR: tuple[str, str] = ("male_test", "female_test")
 UNLOCATED_RULES = {
     "start": "rows with an unlocated head or tail are kept; the mention gets the empty span [0, 0] "
-             "(position features relative to the sentence start) and \"located\": false, relext's rule "
+             "(position features relative to the sentence start) and \"located\": 0, relext's rule "
              "in training and evaluation",
     "skip": "rows with an unlocated head or tail are dropped (counted per split and gender)",
 }
@@ -60,9 +61,9 @@ def opennre_line(row: dict[str, Any], unlocated: str = "start") -> dict[str, Any
     return {
         "token": list(row["tokens"]),
         "h": {"name": row["head"], "id": row["entity_id"], "pos": list(row["head_span"]) if h_ok else [0, 0],
-              "located": h_ok},
+              "located": int(h_ok)},
         "t": {"name": row["tail"], "id": f"{row['entity_id']}|{row['tail']}",
-              "pos": list(row["tail_span"]) if t_ok else [0, 0], "located": t_ok},
+              "pos": list(row["tail_span"]) if t_ok else [0, 0], "located": int(t_ok)},
         "relation": RELATIONS[row["relation"]],
         # extra fields (ignored by OpenNRE) that keep the fairness analysis possible
         "gender": GENDERS[row["gender"]],

@@ -11,6 +11,16 @@
 
 Words missing from the vocabulary are dropped and reported; a set with fewer than 2 words left
 gives ``NaN`` results.
+
+Why not ``wefe`` (1.0.1, the Word Embedding Fairness Evaluation framework): it pins
+``numpy<=1.26.4`` and ``scipy<1.13`` (this project runs numpy 2 and scipy 1.17, so installing it
+would downgrade both); it has WEAT but no direct bias; its WEAT effect size divides by the
+population standard deviation (``ddof=0``; ours by the sample one, ``ddof=1``), and
+its permutation p-value draws words *with replacement* from an unseeded generator and has no
+exact method (ours: exact over all equal-size partitions up to ``max_exact``, else seeded).
+``tests/relext/test_wefe_crosscheck.py`` checks, where ``wefe`` is importable (it imports with
+numpy 2 when installed with ``pip install --no-deps wefe``), that the WEAT statistic agrees to
+float precision and the effect size after the ``ddof`` conversion; it is skipped elsewhere.
 """
 from __future__ import annotations
 

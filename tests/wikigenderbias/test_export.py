@@ -1,6 +1,7 @@
 """Writing benchmark folders: round trip, validation, atomicity; OpenNRE export; stats."""
 from __future__ import annotations
 
+import ast
 import json
 
 import datasets
@@ -97,6 +98,8 @@ def test_opennre_export_reread(tmp_path, tiny_folder):
         assert manifest["splits"][split]["skipped_unlocated"] == 0
         for line in lines:
             ex = json.loads(line)
+            # OpenNRE 0.1.1 reads each line with eval(): every line must also be a Python literal
+            assert ast.literal_eval(line) == ex
             assert set(ex) >= {"token", "h", "t", "relation"}
             assert ex["relation"] in rel2id
             for side in ("h", "t"):

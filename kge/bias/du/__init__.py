@@ -53,7 +53,11 @@ works for every registered model; for TransE with squared L2 it is the paper's `
 * **Debiasing** (§4.3): adding ``c * |A - B|`` dummy entities linked only to the minority gender
   and ``o`` (``c = 0.5``, at most 10,000 per occupation), or removing the ``k`` training triples
   whose removal moves ``B_gr`` most towards zero; both followed by retraining (any
-  ``train_fn(graph) -> model``, by default :func:`kge.train.train`).
+  ``train_fn(graph) -> model``, by default :func:`kge.train.train`). Removing a fixed ``k``
+  overshoots (the influence function overestimates the real change several-fold);
+  :func:`debias_to_target` removes in steps, re-estimates the influence on each retrained model,
+  calibrates the step by the measured / predicted ratio and stops within ``tol`` of the target
+  (:mod:`~kge.bias.du.stepwise`).
 
 * **Validation** (§4.2): remove the top-``k`` triples for several ``k``, retrain, and correlate the
   summed predicted ``delta_z B_gr`` with the real change of ``B_gr`` (Pearson r).
@@ -61,7 +65,7 @@ works for every registered model; for TransE with squared L2 it is the paper's `
 Modules: :mod:`~kge.bias.du.groups` (persons, occupations, ``alpha_e``), :mod:`~kge.bias.du.psi`
 (the error and its gradients), :mod:`~kge.bias.du.measures` (``B_gr``, ``B_in``),
 :mod:`~kge.bias.du.influence` (``delta_z B_gr``), :mod:`~kge.bias.du.debias` (debiasing and
-validation by retraining), :mod:`~kge.bias.du.adapters` (the measures registered in ``kge.bias``).
+validation by retraining), :mod:`~kge.bias.du.stepwise` (removal that stops at a target), :mod:`~kge.bias.du.adapters` (the measures registered in ``kge.bias``).
 Everything public is importable from ``kge.bias.du``.
 """
 from __future__ import annotations
@@ -76,6 +80,7 @@ from kge.bias.du.groups import (HESSIANS, MEASURE_GROUP, MEASURE_INDIVIDUAL, MEA
 from kge.bias.du.influence import InfluenceResult, TripleGradients, influence_all, triple_influence
 from kge.bias.du.measures import DuResult, du_bias, group_bias, pair_individual_bias, transe_individual_bias
 from kge.bias.du.psi import PSIS, psi, psi_grads, resolve_psi
+from kge.bias.du.stepwise import STOPS, RemovalTrial, TargetResult, debias_to_target, plan_k, remove_in_steps
 
 __all__ = [
     "MEASURES", "DuGroupBias", "DuIndividualBias", "DuIndividualVanilla",
@@ -86,4 +91,5 @@ __all__ = [
     "InfluenceResult", "TripleGradients", "influence_all", "triple_influence",
     "DuResult", "du_bias", "group_bias", "pair_individual_bias", "transe_individual_bias",
     "PSIS", "psi", "psi_grads", "resolve_psi",
+    "STOPS", "RemovalTrial", "TargetResult", "debias_to_target", "plan_k", "remove_in_steps",
 ]
