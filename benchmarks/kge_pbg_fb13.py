@@ -7,9 +7,13 @@ split and runs Du et al.'s measures on the PBG-trained embeddings.
 
 PBG 1.0.0 needs ``setuptools<81``; run it from another interpreter with ``--python`` or
 ``$WGB_PBG_PYTHON`` (e.g. a venv made with ``pip install torch==2.13.0 torchbiggraph==1.0.0
-'setuptools<81'``).
+'setuptools<81'``). Results go to ``--work``/results unless ``--commit`` (then into
+``benchmarks/results/``, the committed figures).
 
-    python benchmarks/kge_pbg_fb13.py --python /tmp/pbgvenv/bin/python --epochs 5
+    python benchmarks/kge_pbg_fb13.py --python /tmp/pbgvenv/bin/python --epochs 5 [--commit]
+
+The scale-out study (partitions, 2 ranks, a 10x graph, memory, determinism) is
+``benchmarks/kge_pbg_scaling.py``.
 """
 from __future__ import annotations
 
@@ -35,8 +39,11 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--test-sample", type=int, default=2000)
     ap.add_argument("--work", default="/tmp/kge_pbg_fb13")
-    ap.add_argument("--out", default=str(RESULTS / "kge_pbg_fb13"))
+    ap.add_argument("--out", default=None, help="output base (default: WORK/results/kge_pbg_fb13)")
+    ap.add_argument("--commit", action="store_true", help="write benchmarks/results/kge_pbg_fb13.{json,md}")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = str(RESULTS / "kge_pbg_fb13") if args.commit else str(Path(args.work) / "results" / "kge_pbg_fb13")
     torch.set_num_threads(2)
 
     from kge import pbg

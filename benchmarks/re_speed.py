@@ -9,6 +9,14 @@ part of its epoch time; our one-off featurization is reported separately).
     python benchmarks/re_speed.py                       # pcnn+attention ours vs OpenNRE, + other encoders
     python benchmarks/re_speed.py --models pcnn:attention --no-opennre
     python benchmarks/re_speed.py --models rnn:attention,birnn:attention --no-opennre --out benchmarks/results/re_speed_rnn
+    # the GRU encoders with PCNN before and after them in the same run (the committed re_speed_gru)
+    python benchmarks/re_speed.py --models pcnn:attention,rnn:attention,birnn:attention,pcnn:attention \
+        --no-opennre --out benchmarks/results/re_speed_gru
+
+A third field picks the RNN path: ``rnn:attention:module`` times torch's nn.GRU over a packed
+sequence (the code before the fused path). ``--batches N`` times only the first N batches of each
+epoch and extrapolates to the whole epoch (labelled so in the results; for quick iterations).
+Every run's epoch time is also given as a ratio to the mean PCNN+attention epoch of the same run.
 
 Writes benchmarks/results/re_speed.json and .md (with the machine's load average: the machine
 may be shared, so compare the ratio, measured in the same run).
@@ -49,26 +57,39 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def time_ours(prepared, vocab, vectors, encoder: str, selector: str, *, epochs: int, seed: int = 0) -> dict:
+def time_ours(prepared, vocab, vectors, encoder: str, selector: str, *, epochs: int, seed: int = 0,
+              impl: str | None = None, batches: int | None = None) -> dict:
     from relext.train import TrainConfig, make_optimizer, model_from_config, run_epoch, seed_everything
 
     cfg = TrainConfig(encoder=encoder, selector=selector, seed=seed)
     seed_everything(seed)
     model = model_from_config(cfg, vocab, vectors)
+    if impl is not None:
+        if not hasattr(model.encoder, "impl"):
+            raise ValueError(f"encoder {encoder!r} has no implementation choice (got {impl!r})")
+        model.encoder.impl = impl
     opt = make_optimizer(cfg, model)
+    total = -(-len(prepared.bags) // cfg.batch_size)
+    scale = total / min(batches, total) if batches else 1.0
     rng = np.random.default_rng(seed)
     times, losses = [], []
     load_before = _load()
     cpu = []
     for _ in range(epochs):
         order = rng.permutation(len(prepared.bags))
+        if batches:
+            order = order[: batches * cfg.batch_size]
         t, c = time.perf_counter(), _cpu()
         losses.append(run_epoch(model, opt, prepared, order, cfg.batch_size, progress=False))
-        times.append(time.perf_counter() - t)
-        cpu.append(_cpu() - c)
-    return {"model": f"ours {encoder}+{selector}", "epoch_seconds": [round(x, 2) for x in times],
-            "epoch_cpu_seconds": [round(x, 2) for x in cpu],
-            "mean_loss": [round(x, 4) for x in losses], "load_before": load_before, "load_after": _load()}
+        times.append((time.perf_counter() - t) * scale)
+        cpu.append((_cpu() - c) * scale)
+    name = f"ours {encoder}+{selector}" + (f" ({impl})" if impl else "")
+    out = {"model": name, "encoder": encoder, "selector": selector, "impl": impl,
+           "epoch_seconds": [round(x, 2) for x in times], "epoch_cpu_seconds": [round(x, 2) for x in cpu],
+           "mean_loss": [round(x, 4) for x in losses], "load_before": load_before, "load_after": _load()}
+    if batches and scale > 1:
+        out["extrapolated_from_batches"] = [min(batches, total), total]
+    return out
 
 
 def opennre_inputs(ds_train, path: Path) -> int:
@@ -143,6 +164,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-opennre", action="store_true")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batches", type=int, default=None,
+                    help="time only the first N batches of each epoch and extrapolate (labelled)")
     ap.add_argument("--out", default=str(HERE / "results" / "re_speed"))
     args = ap.parse_args(argv)
 
@@ -175,6 +198,12 @@ def main(argv=None) -> int:
         "started": time.strftime("%Y-%m-%d %H:%M:%S"), "load_start": _load(),
     }
     pairs = [tuple(p.split(":")) for p in args.models.split(",") if p]
+    bad = [":".join(p) for p in pairs if len(p) not in (2, 3)]
+    if bad:
+        ap.error(f"--models: {bad} are not encoder:selector or encoder:selector:impl")
+    if args.batches is not None and args.batches < 1:
+        ap.error("--batches must be >= 1")
+    results["batches"] = args.batches
     onre_sels = [] if args.no_opennre else [s for s in args.opennre_selectors.split(",") if s]
     # OpenNRE runs right after our PCNN runs with the same selector, so both see similar load
     ours = {}
@@ -182,19 +211,20 @@ def main(argv=None) -> int:
         path = Path(tmp) / "train.txt"
         if onre_sels:
             opennre_inputs(ds["train"], path)
-        for enc, sel in pairs:
-            r = time_ours(prepared, vocab, vectors, enc, sel, epochs=args.epochs)
+        for enc, sel, *impl in pairs:
+            r = time_ours(prepared, vocab, vectors, enc, sel, epochs=args.epochs, impl=impl[0] if impl else None,
+                          batches=args.batches)
             print(json.dumps(r), flush=True)
             results["runs"].append(r)
             ours[(enc, sel)] = r
-            if enc == "pcnn" and sel in onre_sels:
+            if enc == "pcnn" and sel in onre_sels and not impl:
                 onre_sels.remove(sel)
                 o = time_opennre(path, vocab, vectors, sel, epochs=args.epochs)
                 print(json.dumps(o), flush=True)
                 results["runs"].append(o)
                 # ours again after OpenNRE: the load of a shared machine drifts, so the ratio uses
                 # the mean of our runs before and after the peer's
-                r2 = time_ours(prepared, vocab, vectors, enc, sel, epochs=args.epochs)
+                r2 = time_ours(prepared, vocab, vectors, enc, sel, epochs=args.epochs, batches=args.batches)
                 r2["model"] += " (again, after OpenNRE)"
                 print(json.dumps(r2), flush=True)
                 results["runs"].append(r2)
@@ -204,11 +234,27 @@ def main(argv=None) -> int:
                 mine_cpu = r["epoch_cpu_seconds"] + r2["epoch_cpu_seconds"]
                 results.setdefault("cpu_ratio_vs_opennre", {})[f"pcnn+{sel}"] = round(
                     float(np.mean(o["epoch_cpu_seconds"]) / np.mean(mine_cpu)), 2)
+            pcnn_ratios(results)
             write(results, args.out)
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
     write(results, args.out)
     print(render_md(results))
     return 0
+
+
+def pcnn_ratios(results: dict) -> None:
+    """Each of our runs' mean epoch time over the mean PCNN+attention epoch of the same run (all
+    PCNN+attention runs pooled: with one before and one after, the load's drift partly cancels)."""
+    pcnn = [x for run in results["runs"] if run.get("encoder") == "pcnn" and run.get("selector") == "attention"
+            for x in run["epoch_seconds"]]
+    pcnn_cpu = [x for run in results["runs"] if run.get("encoder") == "pcnn" and run.get("selector") == "attention"
+                for x in run["epoch_cpu_seconds"]]
+    if not pcnn:
+        return
+    for run in results["runs"]:
+        if run.get("encoder") is not None:
+            run["vs_pcnn"] = round(float(np.mean(run["epoch_seconds"]) / np.mean(pcnn)), 2)
+            run["cpu_vs_pcnn"] = round(float(np.mean(run["epoch_cpu_seconds"]) / np.mean(pcnn_cpu)), 2)
 
 
 def write(results: dict, out: str) -> None:
@@ -234,13 +280,21 @@ def render_md(r: dict) -> str:
         f"One-off preparation (not in the epoch times): Word2Vec {r['word2vec_seconds']} s (cached after the first run), "
         f"featurization {r['featurize_seconds']} s.",
         "",
-        "| model | seconds per epoch (wall) | CPU seconds per epoch | mean loss | load before | load after |",
-        "|---|---|---|---|---|---|",
+    ]
+    if r.get("batches"):
+        lines += [f"**Extrapolated**: each epoch was timed over its first {r['batches']} batches only and scaled "
+                  "to the whole epoch (the mean loss is over those batches).", ""]
+    with_pcnn = any("vs_pcnn" in run for run in r["runs"])
+    lines += [
+        "| model | seconds per epoch (wall) | CPU seconds per epoch | mean loss | load before | load after |"
+        + (" wall / PCNN+attention | CPU / PCNN+attention |" if with_pcnn else ""),
+        "|---|---|---|---|---|---|" + ("---|---|" if with_pcnn else ""),
     ]
     for run in r["runs"]:
         lines.append(f"| {run['model']} | {', '.join(str(x) for x in run['epoch_seconds'])} | "
                      f"{', '.join(str(x) for x in run.get('epoch_cpu_seconds', []))} | "
-                     f"{', '.join(str(x) for x in run['mean_loss'])} | {run['load_before']} | {run['load_after']} |")
+                     f"{', '.join(str(x) for x in run['mean_loss'])} | {run['load_before']} | {run['load_after']} |"
+                     + (f" {run.get('vs_pcnn', '')} | {run.get('cpu_vs_pcnn', '')} |" if with_pcnn else ""))
     for k, v in r.get("cpu_ratio_vs_opennre", {}).items():
         lines.append("")
         lines.append(f"CPU seconds per epoch, OpenNRE / ours (mean of before and after), {k}: {v}x "

@@ -8,6 +8,7 @@ file and saying how to start over.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -26,7 +27,7 @@ CHECKPOINT = "checkpoint.pt"
 RESULT = "result.json"
 DONE = "DONE"
 # fields that may change between an interrupted run and its resumption
-_RESUMABLE_CHANGES = {"epochs", "num_threads", "checkpoint_every", "max_train_seconds"}
+_RESUMABLE_CHANGES = {"epochs", "num_threads", "checkpoint_every", "max_train_seconds", "device"}
 
 
 class ConfigMismatchError(ValueError):
@@ -122,8 +123,12 @@ def check_same_graph(saved: dict | None, graph: KnowledgeGraph, where: Path) -> 
 
 def check_same_run(saved: dict, config, out_dir: Path) -> None:
     """Refuse a run recorded with another configuration (``saved``: its config as a dict;
-    ``config``: the one asked for now). Fields a resumed run may change are not compared."""
+    ``config``: the one asked for now). Fields a resumed run may change are not compared; fields
+    the saved config lacks (from an older wgb) count as their defaults."""
     now = config.to_dict()
+    # a field the saved config lacks (written before the field existed) had its default value
+    defaults = {f.name: f.default for f in dataclasses.fields(config) if f.default is not dataclasses.MISSING}
+    saved = {**{k: v for k, v in defaults.items() if k not in saved}, **saved}
     diff = sorted(k for k in set(saved) | set(now) if k not in _RESUMABLE_CHANGES and saved.get(k) != now.get(k))
     if diff:
         details = ", ".join(f"{k}: {saved.get(k)!r} -> {now.get(k)!r}" for k in diff)

@@ -31,7 +31,7 @@ from kge.models import KGEModel, model_class
 
 FORMAT_VERSION = 1
 __all__ = ["save_model", "load_model", "read_config", "load_arrays", "package_version", "EmbeddingShapeError",
-           "check_finite"]
+           "check_finite", "check_npy_finite"]
 
 
 class EmbeddingShapeError(ValueError):
@@ -147,12 +147,19 @@ def _check_graph(cfg: dict, graph: KnowledgeGraph, path: Path) -> None:
             f"(names hash {graph.fingerprint()['names_sha256']}); ids would not line up")
 
 
-def load_model(path: str | os.PathLike, graph: KnowledgeGraph | None = None) -> KGEModel:
-    """Rebuild the model saved in an embedding dir; with ``graph``, check it matches."""
+def load_model(path: str | os.PathLike, graph: KnowledgeGraph | None = None, mmap: bool | None = None) -> KGEModel:
+    """Rebuild the model saved in an embedding dir; with ``graph``, check it matches.
+
+    ``mmap``: map the entity table from disk copy-on-write (``np.load(mmap_mode="c")``) instead of
+    reading it, so only the rows a measure touches are paged in (writes stay private to the
+    process); default: what the dir's ``config.json`` asks (``"mmap_entities": true``, written
+    by the PyTorch-BigGraph import for tables that may not fit in memory)."""
     path = Path(path)
     cfg = read_config(path)
     if graph is not None:
         _check_graph(cfg, graph, path)
+    if mmap if mmap is not None else bool(cfg.get("mmap_entities")):
+        return _load_mapped(path, cfg)
     model = model_class(cfg["model"])(cfg["num_entities"], cfg["num_relations"], cfg["dim"], **cfg.get("hparams", {}))
     params = dict(model.named_parameters())
     tensors = cfg.get("tensors") or {n: {"file": f} for n, f in _tensor_files(model).items()}
@@ -173,3 +180,55 @@ def load_model(path: str | os.PathLike, graph: KnowledgeGraph | None = None) -> 
             p.copy_(torch.from_numpy(arr))
     model.eval()
     return model
+
+
+def _load_mapped(path: Path, cfg: dict) -> KGEModel:
+    """:func:`load_model` with the entity table memory-mapped: the model is built on the meta
+    device (no table allocated), then every parameter is set from its file."""
+    with torch.device("meta"):
+        model = model_class(cfg["model"])(cfg["num_entities"], cfg["num_relations"], cfg["dim"],
+                                          **cfg.get("hparams", {}))
+    tensors = cfg.get("tensors") or {n: {"file": f} for n, f in _tensor_files(model).items()}
+    for pname, p in list(model.named_parameters()):
+        if pname not in tensors:
+            raise EmbeddingShapeError(f"{path}/config.json: no tensor listed for parameter {pname!r}")
+        fpath = path / tensors[pname]["file"]
+        if not fpath.exists():
+            raise FileNotFoundError(f"{fpath}: missing (listed in {path}/config.json)")
+        try:
+            arr = np.load(fpath, mmap_mode="c", allow_pickle=False) if pname == "entity.weight" else _load_npy(fpath)
+        except (ValueError, OSError) as e:
+            raise ValueError(f"{fpath}: not a readable .npy array ({str(e)[:200]})") from None
+        if tuple(arr.shape) != tuple(p.shape):
+            raise EmbeddingShapeError(f"{fpath}: shape {tuple(arr.shape)} but model {cfg['model']} with "
+                                      f"config {path}/config.json expects {tuple(p.shape)}")
+        if arr.dtype.kind not in "f":
+            raise EmbeddingShapeError(f"{fpath}: expected a float array, got dtype {arr.dtype}")
+        if pname == "entity.weight":
+            check_npy_finite(fpath)
+        else:
+            check_finite({"": arr}, str(fpath))
+        module, attr = pname.rsplit(".", 1)
+        setattr(model.get_submodule(module), attr,
+                torch.nn.Parameter(torch.from_numpy(arr), requires_grad=p.requires_grad))
+    model.eval()
+    return model
+
+
+def check_npy_finite(fpath: str | os.PathLike, window_bytes: int = 64 << 20) -> None:
+    """NaN or infinite values in a float ``.npy`` file are an error naming it. Read window by
+    window with plain reads (not through a memory map), so a big table never becomes resident."""
+    fpath = Path(fpath)
+    with open(fpath, "rb") as f:
+        version = np.lib.format.read_magic(f)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(f)  # element order does not matter for finiteness
+        total = int(np.prod(shape)) if shape else 1
+        step = max(1, window_bytes // dtype.itemsize)
+        done = 0
+        while done < total:
+            block = np.fromfile(f, dtype=dtype, count=min(step, total - done))
+            if len(block) == 0:
+                raise ValueError(f"{fpath}: truncated ({done} of {total} values)")
+            check_finite({"": block}, str(fpath))
+            done += len(block)

@@ -1,4 +1,5 @@
-"""Filtered link-prediction evaluation: MRR and Hits@k, head and tail side, vectorised on CPU.
+"""Filtered link-prediction evaluation: MRR and Hits@k, head and tail side, vectorised on the
+model's device (CPU or CUDA).
 
 For a test triple ``(h, r, t)`` the tail-side rank of ``t`` is computed among all entities after
 removing (filtering) every other known tail ``t'`` with ``(h, r, t')`` in train, valid or test;
@@ -111,11 +112,16 @@ def _side_ranks(model, triples: np.ndarray, filt: FilterIndex | None, side: str,
     bounds = np.searchsorted(inv[order], np.arange(len(uq) + 1))
     counts = np.diff(bounds)
     ranks = np.empty(len(triples), dtype=np.float64)
+    dev = model.entity.weight.device
+
+    def T(a: np.ndarray) -> torch.Tensor:  # index arrays on the model's device
+        return torch.from_numpy(a).to(dev)
+
     for u0 in range(0, len(uq), batch_size):
         u1 = min(u0 + batch_size, len(uq))
         qk = uq[u0:u1]
-        e_ids = torch.from_numpy(qk // R)
-        r_ids = torch.from_numpy(qk % R)
+        e_ids = T(qk // R)
+        r_ids = T(qk % R)
         if side == "tail":
             scores = (getattr(model, "rank_scores_t", None) or model.score_t)(e_ids, r_ids)
         else:
@@ -123,10 +129,10 @@ def _side_ranks(model, triples: np.ndarray, filt: FilterIndex | None, side: str,
         scores = scores.float().contiguous()
         sel = order[bounds[u0]:bounds[u1]]  # test triples whose query is in this chunk
         loc = inv[sel] - u0
-        true = scores[torch.from_numpy(loc), torch.from_numpy(ans[sel])]
+        true = scores[T(loc), T(ans[sel])]
         if filt is not None:
             rows, cols = filt.lookup(qk)
-            scores[torch.from_numpy(rows), torch.from_numpy(cols)] = float("-inf")
+            scores[T(rows), T(cols)] = float("-inf")
         # realistic rank 1 + #better + #equal/2 = 1 + (sum(sign(s - s_true)) + n) / 2: one fused pass
         # (masked entries are -inf: "worse"; unfiltered, the answer itself is one "equal")
         n = scores.shape[1] - (0 if filt is not None else 1)
@@ -135,16 +141,16 @@ def _side_ranks(model, triples: np.ndarray, filt: FilterIndex | None, side: str,
         m_idx = np.flatnonzero(multi)
         for s0 in range(0, len(m_idx), batch_size):
             j = m_idx[s0:s0 + batch_size]
-            block = scores.index_select(0, torch.from_numpy(loc[j]))
-            sgn = block.sub_(true[j][:, None]).sign_().sum(1).double()
-            ranks[sel[j]] = (1.0 + 0.5 * (sgn + n)).numpy()
+            block = scores.index_select(0, T(loc[j]))
+            sgn = block.sub_(true[T(j)][:, None]).sign_().sum(1).double()
+            ranks[sel[j]] = (1.0 + 0.5 * (sgn + n)).cpu().numpy()
         # queries with one answer: their score rows in place
         s_idx = np.flatnonzero(~multi)
         if len(s_idx):
-            tv = torch.zeros(scores.shape[0])
-            tv[torch.from_numpy(loc[s_idx])] = true[s_idx]
+            tv = torch.zeros(scores.shape[0], device=dev)
+            tv[T(loc[s_idx])] = true[T(s_idx)]
             sgn = scores.sub_(tv[:, None]).sign_().sum(1).double()
-            ranks[sel[s_idx]] = (1.0 + 0.5 * (sgn[torch.from_numpy(loc[s_idx])] + n)).numpy()
+            ranks[sel[s_idx]] = (1.0 + 0.5 * (sgn[T(loc[s_idx])] + n)).cpu().numpy()
         bar.update(len(sel))
     return ranks
 

@@ -6,7 +6,8 @@
   triples to false negatives.
 
 Samplers are vectorised and draw from a ``torch.Generator`` (its state goes into checkpoints, so
-resumed runs draw the same negatives).
+resumed runs draw the same negatives). The random numbers are drawn on the CPU whatever the
+training device, so a CUDA run sees the same negatives as a CPU run of the same seed.
 """
 from __future__ import annotations
 
@@ -33,7 +34,10 @@ def bernoulli_head_probs(train: np.ndarray, num_relations: int) -> np.ndarray:
 
 
 class NegativeSampler:
-    """``sample(batch [B, 3], k) -> (neg_heads [B, k], neg_tails [B, k])``."""
+    """``corrupt(batch [B, 3], k) -> (entities [B, k], corrupt_head bool [B, k])``: for each of a
+    positive's k negatives a random entity and the side it replaces. ``sample`` gives the same
+    negatives as full ``(neg_heads [B, k], neg_tails [B, k])``. The trainer works from
+    :meth:`corrupt` (only the replaced side is new: the other one is the positive's own)."""
 
     kind = "uniform"
 
@@ -41,10 +45,21 @@ class NegativeSampler:
         self.num_entities = num_entities
         self.head_prob = torch.full((num_relations,), 0.5)
 
-    def sample(self, batch: torch.Tensor, k: int, generator: torch.Generator | None = None):
+    def to(self, device) -> "NegativeSampler":
+        """The sampler's tables on ``device`` (random numbers are drawn where the generator lives)."""
+        self.head_prob = self.head_prob.to(device)
+        return self
+
+    def corrupt(self, batch: torch.Tensor, k: int, generator: torch.Generator | None = None):
         b = batch.shape[0]
-        rand = torch.randint(self.num_entities, (b, k), generator=generator)
-        corrupt_head = torch.rand((b, k), generator=generator) < self.head_prob[batch[:, 1]][:, None]
+        dev = generator.device if generator is not None else batch.device
+        rand = torch.randint(self.num_entities, (b, k), generator=generator, device=dev).to(batch.device)
+        u = torch.rand((b, k), generator=generator, device=dev).to(batch.device)
+        return rand, u < self.head_prob[batch[:, 1]][:, None]
+
+    def sample(self, batch: torch.Tensor, k: int, generator: torch.Generator | None = None):
+        rand, corrupt_head = self.corrupt(batch, k, generator)
+        b = batch.shape[0]
         h = batch[:, 0:1].expand(b, k)
         t = batch[:, 2:3].expand(b, k)
         return torch.where(corrupt_head, rand, h), torch.where(corrupt_head, t, rand)

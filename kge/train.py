@@ -10,19 +10,28 @@ numbers as an uninterrupted run. A run dir of another configuration or another g
 same file with its lines shuffled) is refused.
 A finished ``out_dir`` (``DONE``) with the same config is returned without training again.
 
-All model parameters are ``nn.Embedding(sparse=True)`` tables and every update is sparse
-(:mod:`kge.optim`): the entity table (the big one) by :class:`RowAdam`, a lazy Adam on the batch's unique rows gathered
-into one dense block, with the semantics of :class:`torch.optim.SparseAdam` (moments of rows not
-in a batch are not decayed); the small per-relation tables (relations, TransH normals) get dense
-gradients during training and plain Adam. Models with an
-entity constraint (TransE: unit sphere, TransH: unit ball) project the updated rows.
-The run dir (checkpoint, result, the checks that refuse another config or graph) is
-:mod:`kge.checkpoint`.
+All model parameters are ``nn.Embedding(sparse=True)`` tables and every update of the entity
+table is row-sparse (:mod:`kge.optim`): ``optimizer`` adam (default; lazy Adam with the semantics
+of :class:`torch.optim.SparseAdam`), adagrad or sgd on the batch's unique rows gathered into one
+dense block; the small per-relation tables (relations, TransH normals) get dense gradients and the
+dense optimizer of the same name. Models with an entity constraint (TransE: unit sphere, TransH:
+unit ball) project the updated rows. One batch (negatives, gradients in closed form or by
+autograd, updates) is :mod:`kge.train_step`.
+
+``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``) puts the model, the optimizer state and the
+triples on that device; negatives are drawn on the CPU from the seeded generator either way, so a
+CUDA run follows a CPU run of the same seed up to float rounding. Asking for CUDA where there is
+none is a one-line error before any work.
+
+Named presets of the fields (:data:`PROFILES`, e.g. ``openke`` for the protocol of OpenKE as in
+Bourli 2021) are :mod:`kge.train_profiles`. The run dir (checkpoint, result, the checks that
+refuse another config or graph) is :mod:`kge.checkpoint`.
 """
 from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -45,11 +54,29 @@ from kge.evaluate import evaluate
 from kge.graph import KnowledgeGraph
 from kge.losses import LOSSES, get_loss
 from kge.models import MODELS, KGEModel, get_model
-from kge.optim import DenseAdam, RowAdam, make_optimizer  # noqa: F401 (DenseAdam: kept importable from here)
+from kge.optim import ROW_OPTIMIZERS, DenseAdam, RowAdam, make_optimizer, make_row_optimizer  # noqa: F401
 from kge.sampling import SAMPLERS, get_sampler
+from kge.train_step import BatchStep
 
 __all__ = ["TrainConfig", "TrainResult", "train", "seed_everything", "make_optimizer", "ConfigMismatchError",
            "CheckpointError", "load_checkpoint"]
+
+
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device of a config's ``device``; CUDA where there is none is a one-line error."""
+    if name.startswith("cuda"):
+        if not torch.cuda.is_available():
+            why = "this torch has no CUDA support" if torch.version.cuda is None else "no CUDA device is visible"
+            raise ValueError(f"TrainConfig.device: {name!r} asked for but CUDA is not available ({why}, torch "
+                             f"{torch.__version__}); use device 'cpu' (--device cpu)")
+        index = int(name.split(":")[1]) if ":" in name else 0
+        if index >= torch.cuda.device_count():
+            raise ValueError(f"TrainConfig.device: {name!r} asked for but only {torch.cuda.device_count()} "
+                             f"CUDA device(s) are visible")
+    return torch.device(name)
 
 
 def _check_number(config, name: str, ok, rule: str, integer: bool = False) -> None:
@@ -87,11 +114,16 @@ class EmbeddingConfig:
     checkpoint_every: int = 1
     num_threads: int | None = None
     max_train_seconds: float | None = None  # stop after the epoch that exceeds this training time
+    optimizer: str = "adam"  # a name of kge.optim.ROW_OPTIMIZERS: adam | adagrad | sgd
+    device: str = "cpu"  # cpu | cuda | cuda:<index>
 
     def __post_init__(self) -> None:
         MODELS.canonical(self.model)  # unknown names -> clear ValueError now
         LOSSES.canonical(self.loss)
         SAMPLERS.canonical(self.sampler)
+        ROW_OPTIMIZERS.canonical(self.optimizer)
+        if not isinstance(self.device, str) or not _DEVICE.fullmatch(self.device):
+            raise ValueError(f"TrainConfig.device must be 'cpu', 'cuda' or 'cuda:<index>', got {self.device!r}")
         # every range is checked here, before train() creates or touches its output dir
         for name in ("dim", "epochs", "batch_size", "negatives", "checkpoint_every", "eval_batch_size"):
             _check_number(self, name, lambda v: v >= 1, ">= 1", integer=True)
@@ -156,25 +188,6 @@ class TrainResult:
         return d
 
 
-def _batch_loss(model: KGEModel, batch: torch.Tensor, neg_h: torch.Tensor, neg_t: torch.Tensor, loss_fn,
-                config: TrainConfig, row_opt: RowAdam):
-    """Loss of one batch. The batch's unique entity rows are one dense leaf ``[U, d]`` gathered by
-    :class:`RowAdam`; returns ``(loss, leaf, handle)``."""
-    b, k = neg_h.shape
-    h, r, t = batch[:, 0], batch[:, 1], batch[:, 2]
-    ids = torch.cat([h, t, neg_h.reshape(-1), neg_t.reshape(-1)])
-    leaf, inv, handle = row_opt.gather(ids)
-    vec = leaf.index_select(0, inv)
-    hv, tv, nhv, ntv = torch.split(vec, [b, b, b * k, b * k])
-    pos = model.score_emb(hv, r, tv)
-    neg = model.score_emb(nhv.view(b, k, -1), r[:, None], ntv.view(b, k, -1))
-    loss = loss_fn(pos, neg, config.margin)
-    if config.regularization:
-        rv = model.relation(r)
-        loss = loss + config.regularization * ((hv * hv).sum(-1) + (tv * tv).sum(-1) + (rv * rv).sum(-1)).mean()
-    return loss, leaf, handle
-
-
 def train_embeddings(graph: KnowledgeGraph, config: "EmbeddingConfig | None" = None, out_dir: str | os.PathLike | None = None,
           overwrite: bool = False, progress: bool | None = None,
           on_epoch_end: Callable[[int, dict], None] | None = None) -> TrainResult:
@@ -189,6 +202,7 @@ def train_embeddings(graph: KnowledgeGraph, config: "EmbeddingConfig | None" = N
     out = Path(out_dir) if out_dir is not None else None
     if len(graph.train) == 0:
         raise ValueError(f"graph {graph.name!r} has no training triples")
+    resolve_device(config.device)  # before the output dir is touched
     created = out is not None and (overwrite or not out.exists())
     try:
         return _train(graph, config, out, overwrite, progress, on_epoch_end)
@@ -241,19 +255,21 @@ class _Run:
     def __init__(self, graph: KnowledgeGraph, config: TrainConfig, out: Path | None) -> None:
         self.graph, self.config, self.out = graph, config, out
         self.gen = seed_everything(config.seed)
+        self.device = resolve_device(config.device)
         model = get_model(config.model, graph.num_entities, graph.num_relations, config.dim, **config.model_kwargs)
+        model.to(self.device)
         # the small per-relation tables get dense gradients while training (a dense [R, d] gradient
-        # beats densifying a sparse one with B rows); the entity table is updated row-sparse by RowAdam
+        # beats densifying a sparse one with B rows); the entity table is updated row-sparse
         for m in model.modules():
             if isinstance(m, nn.Embedding) and m is not model.entity:
                 m.sparse = False
         self.model = model
-        self.row_opt = RowAdam(model.entity.weight.data, config.lr)
-        self.opts = make_optimizer(model, config.lr, exclude=(model.entity.weight,))
-        self.sampler = get_sampler(config.sampler, graph.num_entities, graph.num_relations, graph.train)
-        self.loss_fn = get_loss(config.loss)
-        self.project = getattr(model, "project_entities", None)
-        self.train_t = torch.from_numpy(graph.train)
+        self.row_opt = make_row_optimizer(config.optimizer, model.entity.weight.data, config.lr)
+        self.opts = make_optimizer(model, config.lr, exclude=(model.entity.weight,), kind=config.optimizer)
+        sampler = get_sampler(config.sampler, graph.num_entities, graph.num_relations, graph.train).to(self.device)
+        self.step = BatchStep(model, self.row_opt, self.opts, sampler, loss=config.loss, margin=config.margin,
+                              negatives=config.negatives, regularization=config.regularization)
+        self.train_t = torch.from_numpy(graph.train).to(self.device)
         self.n = len(self.train_t)
 
         self.fingerprint = graph.fingerprint()
@@ -304,22 +320,14 @@ class _Run:
 
     def _epoch(self, epoch: int) -> dict:
         """One pass over the shuffled training triples; returns the epoch's history record."""
-        config, model, row_opt, n = self.config, self.model, self.row_opt, self.n
+        config, n = self.config, self.n
         t0 = time.perf_counter()
-        perm = torch.randperm(n, generator=self.gen)
-        total = 0.0
+        perm = torch.randperm(n, generator=self.gen).to(self.device)
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
         for i in range(0, n, config.batch_size):
-            batch = self.train_t[perm[i:i + config.batch_size]]
-            neg_h, neg_t = self.sampler.sample(batch, config.negatives, self.gen)
-            loss, leaf, handle = _batch_loss(model, batch, neg_h, neg_t, self.loss_fn, config, row_opt)
-            for o in self.opts:
-                o.zero_grad(set_to_none=True)
-            loss.backward()
-            for o in self.opts:
-                o.step()
-            row_opt.step(handle, leaf.grad, self.project)
-            total += loss.item() * len(batch)
-        row_opt.sync()
+            total += self.step(self.train_t[perm[i:i + config.batch_size]], self.gen)
+        self.row_opt.sync()
+        total = float(total)
         if not math.isfinite(total):  # before its checkpoint: the last one stays a good state
             raise ValueError(f"training {config.model} on graph {self.graph.name!r} diverged in epoch {epoch + 1} "
                              f"(loss {total / n}); lower the learning rate (lr={config.lr})")
@@ -364,6 +372,7 @@ class _Run:
             out_dir=str(out) if out else None, model=model)
         if config.evaluate_test and len(graph.test):
             result.test = evaluate(model, graph, "test", batch_size=config.eval_batch_size, progress=progress).to_dict()
+        model.to("cpu")  # what callers (bias measures, evaluation) expect, whatever the training device
         if out is not None:
             save_model(model, out, graph, extra={"seed": config.seed, "train_config": config.to_dict()})
             atomic_write_json(out / RESULT, result.to_dict(), clean=False)

@@ -100,14 +100,22 @@ def test_train_config_ranges(field, value):
 
 def test_diverging_training_is_an_error_not_nan_embeddings(tmp_path, monkeypatch):
     import kge.train as kt
+    import kge.train_step as ks
 
-    real = kt.get_loss
+    real, real_grad = ks.get_loss, ks.get_loss_grad
 
     def nan_loss(name):
         fn = real(name)
         return lambda pos, neg, margin: fn(pos, neg, margin) * float("nan")
 
-    monkeypatch.setattr(kt, "get_loss", nan_loss)
+    def nan_grad(name):  # the closed-form path (loss and its derivatives) diverges too
+        fn = real_grad(name)
+        if fn is None:
+            return None
+        return lambda pos, neg, margin: tuple(x * float("nan") for x in fn(pos, neg, margin))
+
+    monkeypatch.setattr(ks, "get_loss", nan_loss)
+    monkeypatch.setattr(ks, "get_loss_grad", nan_grad)
     with pytest.raises(ValueError, match="diverged in epoch 1"):
         kt.train(make_graph(), _cfg(), tmp_path / "run", progress=False)
     assert not (tmp_path / "run" / "DONE").exists() and not (tmp_path / "run" / "checkpoint.pt").exists()

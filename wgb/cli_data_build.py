@@ -2,6 +2,8 @@
 ``build``, ``annotate-export``, ``annotate-import`` (thin: parse options, call the library)."""
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from wgb.errors import OutputPath, check_writable
@@ -43,6 +45,9 @@ def _load_config_file(path: str) -> dict:
 @click.option("--relations", default=None, help="Positive relations to extract (comma-separated).")
 @click.option("--na-facts", default=None, help="Facts whose tails give NA examples. [default: parent,deathDate,almaMater]")
 @click.option("--pronouns/--no-pronouns", default=None, help="Count he/she pronouns as mentions of the person.")
+@click.option("--require-head/--no-require-head", default=None,
+              help="A sentence must name the person too; --no-require-head takes every sentence of the article that "
+                   "mentions the tail (the paper's rule). [default: yes]")
 @click.option("--year-mentions/--no-year-mentions", default=None,
               help="Count the year alone as a mention of a date. [default: no]")
 @click.option("--train", type=float, default=None, help="Train share (fraction, or head count if >= 1). [default: 0.8]")
@@ -54,7 +59,7 @@ def _load_config_file(path: str) -> dict:
 @click.option("--no-resume", is_flag=True, default=False, help="Ignore parts finished by an interrupted run.")
 @click.option("--quiet", is_flag=True, default=False, help="No progress bars.")
 def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_address, require, relations,
-              na_facts, pronouns, year_mentions, train, validation, test, balance_test, seed, overwrite,
+              na_facts, pronouns, require_head, year_mentions, train, validation, test, balance_test, seed, overwrite,
               no_resume, quiet) -> None:
     """Build WikiGenderBias from DBpedia + Wikipedia dumps by distant supervision."""
     from wikigenderbias.build import BuildConfig, build
@@ -84,7 +89,7 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
         raise click.BadParameter(problem, param_hint="--out")
     distant = dict(cfg.get("distant", {}))
     for key, val in (("relations", _split_list(relations)), ("na_facts", _split_list(na_facts)),
-                     ("pronouns", pronouns)):
+                     ("pronouns", pronouns), ("require_head", require_head)):
         if val is not None:
             distant[key] = val
     if year_mentions is not None:
@@ -100,7 +105,9 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
         cfg["distant"] = DistantConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in distant.items()})
         cfg["split"] = SplitConfig(**split)
         config = BuildConfig.from_dict(cfg)
-        result = build(config)
+        with warnings.catch_warnings():  # a build's warnings (e.g. one file, several workers), when they occur
+            warnings.showwarning = lambda message, *a, **k: click.echo(f"warning: {message}", err=True)
+            result = build(config)
     except (DumpError, ValueError, FileExistsError, RuntimeError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
     rep = result.report
@@ -118,8 +125,11 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
         click.echo("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items()))
                    + f" (details in {result.folder}/report.json)")
     t = rep["timings"]
-    click.echo(f"time: DBpedia {t['dbpedia_s']} s, Wikipedia {t['wikipedia_s']} s "
-               f"({t['person_articles_per_s']} person articles/s), total {t['total_s']} s")
+    rate = (f"{t['person_articles_per_s']} person articles/s" if t.get("person_articles_per_s") is not None
+            else "every part from an earlier run")
+    click.echo(f"time: DBpedia {t['dbpedia_s']} s, Wikipedia {t['wikipedia_s']} s ({rate}), writing "
+               f"{t.get('write_s')} s, total {t['total_s']} s" + (" (resumed: rates count this run's parts only)"
+                                                                  if t.get("resumed") else ""))
 
 
 @click.command("annotate-export")

@@ -42,18 +42,51 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--valid-max-triples", type=_POS, default=None, help="Validate on a seeded subset of this size.")
 @click.option("--checkpoint-every", type=_POS, default=None, help="Checkpoint every k epochs (default 1).")
 @click.option("--threads", type=_POS, default=None, help="torch threads.")
+@click.option("--device", default=None, metavar="cpu|cuda|cuda:N",
+              help="Where the model and its optimizer state live (default cpu; --engine ours).")
 @click.option("--min-score", type=float, default=None, help="For extracted triples (.jsonl): drop triples scored below.")
 @click.option("--no-test", is_flag=True, help="Skip the test-set evaluation at the end.")
 @click.option("--overwrite", is_flag=True, help="Start over even if DIR holds a checkpoint or finished run.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--engine", type=click.Choice(["ours", "pbg"]), default="ours", show_default=True,
+              help="pbg: PyTorch-BigGraph (partitioned, multi-machine; its venv via $WGB_PBG_PYTHON or --pbg-python).")
+@click.option("--partitions", type=_POS, default=None, help="pbg: entity partitions (default 1; 2 in memory at a time).")
+@click.option("--machines", type=_POS, default=1, show_default=True, help="pbg: machines training together.")
+@click.option("--rank", type=_NONNEG, default=0, show_default=True, help="pbg: this machine's rank (0 exports and imports).")
+@click.option("--init", "init_method", default=None, metavar="tcp://HOST:PORT",
+              help="pbg, --machines > 1: rank 0's address (the same on every machine).")
+@click.option("--job-dir", type=click.Path(file_okay=False), default=None,
+              help="pbg: PBG's working folder (default DIR/pbg_job; several machines: one shared folder).")
+@click.option("--keep-job", is_flag=True, help="pbg: keep the job folder (checkpoint, buckets) to train on later.")
+@click.option("--pbg-python", type=click.Path(dir_okay=False), default=None,
+              help="pbg: the Python that has torchbiggraph (default $WGB_PBG_PYTHON).")
 def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_size, lr, negatives, loss, margin,
               sampler, regularization, seed, eval_every, patience, valid_max_triples, checkpoint_every, threads,
-              min_score, no_test, overwrite, quiet):
+              device, min_score, no_test, overwrite, quiet, **pbg):
     """Train embeddings of GRAPH (default: the shipped FB13) into DIR.
 
     GRAPH: an OpenKE folder, a graph dir, a folder of labelled TSV triples, a TSV file, or the
     triples.jsonl of `wgb re extract`. Rerunning the same command resumes an interrupted run.
+    With --engine pbg, PyTorch-BigGraph trains it (streamed, partitioned, optionally on several
+    machines: see kge.pbg) into the same embedding dir format.
     """
+    from wgb import cli_kge_pbg
+
+    engine = pbg.pop("engine")
+    if engine == "pbg" and device is not None:
+        raise click.UsageError("--device applies to the built-in trainer (--engine ours)")
+    if engine == "pbg":
+        flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr,
+                 "negatives": negatives, "loss": loss, "margin": margin, "sampler": sampler,
+                 "regularization": regularization, "seed": seed, "eval_every": eval_every, "patience": patience,
+                 "valid_max_triples": valid_max_triples, "checkpoint_every": checkpoint_every, "num_threads": threads}
+        cfg = cli_kge_pbg.pbg_config(config_file, flags, p_norm, pbg.pop("partitions"))
+        return cli_kge_pbg.run(graph, out_dir, cfg, machines=pbg["machines"], rank=pbg["rank"],
+                               init=pbg["init_method"], job_dir=pbg["job_dir"], keep_job=pbg["keep_job"],
+                               python=pbg["pbg_python"], overwrite=overwrite, min_score=min_score, quiet=quiet)
+    given = cli_kge_pbg.pbg_only_given(pbg)
+    if given:
+        raise click.UsageError(f"{', '.join(given)} only apply with --engine pbg")
     from kge.train import TrainConfig, train
     from wgbcore.config import check_fields, read_config_file
 
@@ -66,7 +99,7 @@ def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_siz
     flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr, "negatives": negatives,
              "loss": loss, "margin": margin, "sampler": sampler, "regularization": regularization, "seed": seed,
              "eval_every": eval_every, "patience": patience, "valid_max_triples": valid_max_triples,
-             "checkpoint_every": checkpoint_every, "num_threads": threads}
+             "checkpoint_every": checkpoint_every, "num_threads": threads, "device": device}
     fields.update({k: v for k, v in flags.items() if v is not None})
     if p_norm is not None:
         fields["model_kwargs"] = {**fields.get("model_kwargs", {}), "p_norm": int(p_norm)}

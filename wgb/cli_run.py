@@ -27,12 +27,14 @@ from wgb.errors import OutputPath
 @click.option("--debias", default="cda", show_default=True,
               help="Comma-separated debiasing variants to compare with the baseline (e.g. cda,hard_debias).")
 @click.option("--kge-model", default="transe", show_default=True)
+@click.option("--kge-engine", type=click.Choice(["ours", "pbg"]), default="ours", show_default=True,
+              help="pbg: train the embeddings with PyTorch-BigGraph ($WGB_PBG_PYTHON; transe, distmult, complex).")
 @click.option("--measures", default=None, help="Comma-separated kge bias measures (default: data,fisher,bourli_projection).")
 @click.option("--link-fb13", is_flag=True, help="Link people and places to FB13 by name and add FB13 as background.")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads (default: torch's choice).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset, encoder, selector, debias, kge_model,
-        measures, link_fb13, threads, quiet) -> None:
+        measures, link_fb13, threads, quiet, kge_engine="ours") -> None:
     """Run the main job: extraction bias -> knowledge graph -> embedding bias, one report.
 
     For each seed: trains the baseline extractor and the debiased one(s) on the benchmark, extracts
@@ -61,7 +63,7 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
     cfg = PipelineConfig(
         profile="quick" if quick_flag else profile, overrides=settings, seed=seed or 0, seeds=seed_list,
         min_count=min_count, dataset=dataset, encoder=encoder, selector=selector,
-        debias=[d.strip() for d in debias.split(",") if d.strip()], kge_model=kge_model,
+        debias=[d.strip() for d in debias.split(",") if d.strip()], kge_model=kge_model, kge_engine=kge_engine,
         measures=[m.strip() for m in measures.split(",")] if measures else list(DEFAULT_MEASURES),
         link_fb13=link_fb13, threads=threads,
     )

@@ -3,8 +3,12 @@
 Pass 1 streams the DBpedia files into an index of person facts (:func:`dbpedia.read_facts`);
 memory is bounded by that index, not by the size of the dump. Pass 2 streams the Wikipedia dump
 parts, in parallel over parts (``workers`` processes, or the same per-part function on a Dask
-cluster with ``executor="dask"``); every article of an indexed person becomes an entity record
-(:func:`distant.entity_record`).
+cluster with ``executor="dask"``, whose workers each receive the person index once); every
+article of an indexed person becomes an entity record (:func:`distant.entity_record`) with its
+mentions located (:func:`export.locate_record`), so the writer searches nothing. A part is a dump
+file or, for one ``pages-articles-multistream.xml.bz2`` with its index beside it, a byte range of
+it cut at stream offsets (:func:`parts.plan_parts`): the ranges give the records of reading the
+whole file.
 
 Each finished part goes to the cache folder ``<out>.parts/`` (:mod:`wikigenderbias.parts`: a
 records file sorted by ``entity_id`` and a summary written last, both plain JSON), written
@@ -16,7 +20,10 @@ process drops duplicate heads (the first article in part order is kept, later on
 writer (:func:`export.write_benchmark_stream`, atomic: temp dir + rename) then reads the record
 files merged by ``entity_id`` (:func:`parts.merged_records`, one record per part in memory), so
 every split comes out sorted by ``entity_id``. An interrupted build re-run with the same arguments
-reuses the finished parts; the cache is removed once the benchmark is written.
+reuses the finished parts (the report's rates then count only the parts read in this run, and
+``timings.resumed`` says so); the cache is removed once the benchmark is written, and what a
+killed run left (temporary folders beside ``out``, temporary files in the cache) is removed when
+the next build of the same ``out`` starts.
 
 Bad lines and pages are counted and reported (file:line of the first few), never fatal; a missing,
 unreadable or truncated input raises :class:`dbpedia.DumpError` naming it.
@@ -26,12 +33,10 @@ from __future__ import annotations
 import functools
 import gc
 import json
-import multiprocessing as mp
 import os
-import queue as queue_mod
 import shutil
-import sys
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -40,12 +45,15 @@ from pathlib import Path
 from wgbcore.provenance import package_version
 
 from wikigenderbias.dbpedia import DumpError, FactIndex, Issues, PersonFacts, progress_disabled, read_facts
-from wikigenderbias.distant import DistantConfig, entity_record
-from wikigenderbias.parts import (PartResult, PartSummary, cache_dir, load_part, merged_records, part_key,
-                                  records_file, save_part)
+from wikigenderbias.distant import DistantConfig
+from wikigenderbias.executors import process_part, run_dask, run_pool
+from wikigenderbias.export import remove_stale_temp, without_located
+from wikigenderbias.multistream import is_index
+from wikigenderbias.parts import (PartResult, PartSpec, PartSummary, cache_dir, load_part, merged_records, part_key,
+                                  plan_parts, records_file, remove_stale_files, save_part)
 from wikigenderbias.schema import GENDERS, POSITIVE_RELATIONS, RELATIONS, SPLITS
 from wikigenderbias.split import SplitConfig, split_entities
-from wikigenderbias.wikipedia import article_sentences, detect_format, iter_pages
+from wikigenderbias.wikipedia import detect_format
 
 __all__ = ["BuildConfig", "BuildResult", "PartResult", "PartSummary", "EXECUTORS", "build", "build_entities",
            "process_part", "expand_inputs"]
@@ -121,81 +129,24 @@ class BuildResult:
         return self._load()
 
 
-# --------------------------------------------------------------------------- pass 2, one part
-def process_part(path: str, persons: dict[str, PersonFacts], distant: DistantConfig,
-                 *, tick: Callable[[int], None] | None = None, issue_limit: int = 5) -> PartResult:
-    """Entity records of the persons whose articles are in one dump part (the unit of work of
-    both executors). ``tick(n)`` is called with the number of pages read, every 256 pages."""
-    t0, c0 = time.perf_counter(), time.process_time()
-    # parsing makes millions of short-lived acyclic objects: collect young objects 100x less often
-    # (about 10% faster per article; cycles, if any, are still collected within the part)
-    threshold = gc.get_threshold()
-    gc.set_threshold(max(threshold[0], 100_000), *threshold[1:])
-    try:
-        return _process_part(path, persons, distant, tick=tick, issue_limit=issue_limit, t0=t0, c0=c0)
-    finally:
-        gc.set_threshold(*threshold)
-
-
-def _process_part(path: str, persons: dict[str, PersonFacts], distant: DistantConfig, *, tick, issue_limit: int,
-                  t0: float, c0: float) -> PartResult:
-    issues = Issues(limit=issue_limit)
-    stats: dict[str, int] = {}
-    dstats: Counter = Counter()
-    entities: list[dict] = []
-    no_examples: list[str] = []
-    last = 0
-    for page in iter_pages(path, want=persons.__contains__, issues=issues, stats=stats):
-        try:
-            sents = article_sentences(page, min_tokens=distant.min_tokens, max_tokens=distant.max_tokens)
-            rec = entity_record(page.title, persons[page.title], sents, distant, stats=dstats)
-        except Exception as exc:  # one bad article never stops a build
-            issues.add("bad_article", page.where, f"{page.title!r}: {exc.__class__.__name__}: {exc}")
-            stats["bad_articles"] = stats.get("bad_articles", 0) + 1
-            continue
-        if rec is None:
-            no_examples.append(page.title)
-        else:
-            rec["source_page"] = page.where
-            entities.append(rec)
-        if tick is not None and stats["pages"] - last >= 256:
-            tick(stats["pages"] - last)
-            last = stats["pages"]
-    if tick is not None and stats.get("pages", 0) > last:
-        tick(stats["pages"] - last)
-    return PartResult(path, entities, stats, dict(dstats), issues, time.perf_counter() - t0, no_examples,
-                      time.process_time() - c0)
-
-
-_CTX: dict = {}
-
-
-def _init_worker(persons, distant, issue_limit, q, cache) -> None:
-    _CTX.update(persons=persons, distant=distant, issue_limit=issue_limit, queue=q, cache=cache)
-
-
-def _worker_part(path: str, key: str) -> PartSummary:
-    q = _CTX["queue"]
-    res = process_part(path, _CTX["persons"], _CTX["distant"], tick=q.put, issue_limit=_CTX["issue_limit"])
-    return save_part(_CTX["cache"], key, res)
-
-
-def _dask_part(path: str, persons, distant, issue_limit) -> PartResult:
-    return process_part(path, persons, distant, issue_limit=issue_limit)
-
-
 # --------------------------------------------------------------------------- orchestration
 def expand_inputs(paths: list[str], what: str) -> list[str]:
-    """Files named, or the files inside named folders (sorted); errors name the missing path."""
+    """Files named, or the files inside named folders (sorted); errors name the missing path.
+    For Wikipedia, multistream index files in a folder are not inputs (they are found beside
+    their dump), and one named directly is an error."""
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             files = sorted(os.path.join(p, f) for f in os.listdir(p)
-                           if not f.startswith(".") and os.path.isfile(os.path.join(p, f)))
+                           if not f.startswith(".") and os.path.isfile(os.path.join(p, f))
+                           and not (what == "Wikipedia" and is_index(f)))
             if not files:
                 raise DumpError(f"{what} folder {p} holds no files")
             out += files
         elif os.path.isfile(p):
+            if what == "Wikipedia" and is_index(p):
+                raise DumpError(f"{p} is a multistream index, not a dump: give the dump file (its index is "
+                                "found beside it by name)")
             out.append(p)
         else:
             raise DumpError(f"{what} input not found: {p}")
@@ -204,19 +155,20 @@ def expand_inputs(paths: list[str], what: str) -> list[str]:
     return out
 
 
-def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonFacts],
-               cache: Path, keys: dict[str, str]) -> list[PartSummary]:
-    """The summaries of all parts, in part order; each part's records are in the cache."""
+def _run_parts(config: BuildConfig, parts: list[PartSpec], persons: dict[str, PersonFacts],
+               cache: Path, keys: dict[str, str]) -> tuple[list[PartSummary], set[str]]:
+    """The summaries of all parts, in part order (each part's records are in the cache), and the
+    labels of the parts read in this run (the others came from the cache)."""
     from tqdm.auto import tqdm
 
     results: dict[str, PartSummary] = {}
     todo = []
-    for p in parts:
-        cached = load_part(cache, keys[p]) if config.resume else None
+    for spec in parts:
+        cached = load_part(cache, keys[spec.label]) if config.resume else None
         if cached is not None:
-            results[p] = cached
+            results[spec.label] = cached
         else:
-            todo.append(p)
+            todo.append(spec)
     disable = progress_disabled(config.progress)
     bar = tqdm(total=None, unit=" pages", unit_scale=True, desc="Wikipedia", disable=disable)
     done_bar = tqdm(total=len(parts), initial=len(results), unit=" parts", desc="parts", disable=disable)
@@ -229,54 +181,20 @@ def _run_parts(config: BuildConfig, parts: list[str], persons: dict[str, PersonF
     if not todo:
         pass
     elif config.executor == "dask":
-        try:
-            from dask.distributed import Client, as_completed
-        except ImportError:
-            raise RuntimeError(
-                "--executor dask needs dask.distributed, which is not installed: "
-                "pip install 'wgb[dask]' (or run with --executor processes)") from None
-        client = Client(config.dask_address) if config.dask_address else \
-            Client(processes=True, n_workers=config.n_workers, threads_per_worker=1, dashboard_address=None)
-        try:
-            scattered = client.scatter(persons, broadcast=True)
-            futures = client.map(_dask_part, todo, persons=scattered, distant=config.distant,
-                                 issue_limit=config.issue_limit, pure=False)
-            for _, res in as_completed(futures, with_results=True):
-                bar.update(res.stats.get("pages", 0))
-                finish(save_part(cache, keys[res.path], res))
-        finally:
-            client.close()
+        run_dask(todo, persons, config.distant, workers=config.n_workers, address=config.dask_address,
+                 issue_limit=config.issue_limit, save=lambda res: save_part(cache, keys[res.path], res),
+                 tick=bar.update, on_done=finish)
     elif config.n_workers == 1 or len(todo) == 1:
-        for p in todo:
-            res = process_part(p, persons, config.distant, tick=bar.update, issue_limit=config.issue_limit)
-            finish(save_part(cache, keys[p], res))
+        for spec in todo:
+            res = process_part(spec.path, persons, config.distant, byte_range=spec.byte_range, tick=bar.update,
+                               issue_limit=config.issue_limit)
+            finish(save_part(cache, keys[spec.label], res))
     else:
-        method = "fork" if sys.platform == "linux" else "spawn"
-        ctx = mp.get_context(method)
-        q = ctx.Queue()
-        with ctx.Pool(min(config.n_workers, len(todo)), initializer=_init_worker,
-                      initargs=(persons, config.distant, config.issue_limit, q, cache)) as pool:
-            pending = [pool.apply_async(_worker_part, (p, keys[p])) for p in todo]
-            while pending:
-                try:
-                    bar.update(q.get(timeout=0.2))
-                except queue_mod.Empty:
-                    pass
-                still = []
-                for a in pending:
-                    if a.ready():
-                        finish(a.get())  # re-raises a worker's DumpError here
-                    else:
-                        still.append(a)
-                pending = still
-            while True:
-                try:
-                    bar.update(q.get_nowait())
-                except queue_mod.Empty:
-                    break
+        run_pool(todo, persons, config.distant, workers=config.n_workers, issue_limit=config.issue_limit,
+                 cache=cache, keys=keys, tick=bar.update, on_done=finish)
     bar.close()
     done_bar.close()
-    return [results[p] for p in parts]
+    return [results[spec.label] for spec in parts], {spec.label for spec in todo}
 
 
 @dataclass
@@ -288,28 +206,64 @@ class _Passes:
     files: list[Path]   # the record files, in part order
 
     def records(self) -> Iterator[dict]:
-        """The kept records, sorted by ``entity_id``, read one at a time from the cache."""
+        """The kept records, sorted by ``entity_id``, read one at a time from the cache (with
+        the writer's ``located`` entries)."""
         return merged_records(self.files)
+
+
+def _rate(n: int, seconds: float) -> float | None:
+    return round(n / seconds, 1) if n and seconds > 0 else None
+
+
+def _timings(config: BuildConfig, results: list[PartSummary], read: set[str], t0: float, t1: float,
+             t2: float, dbpedia_cpu: float) -> dict:
+    """Timings of this run: rates over the parts read in this run only (a resumed run's cached
+    parts took no time now). ``*_s`` are wall-clock seconds, ``*_cpu_s`` CPU seconds (of this
+    process for pass 1 and the writer, of the processes that read the parts for pass 2); ``plan_s``
+    (checking the inputs, cutting multistream dumps at their index) comes before pass 1."""
+    fresh = [r for r in results if r.path in read]
+    articles = sum(r.stats.get("articles", 0) for r in fresh)
+    part_cpu = sum(r.cpu_seconds for r in fresh)
+    return {
+        "dbpedia_s": round(t1 - t0, 3),
+        "dbpedia_cpu_s": round(dbpedia_cpu, 3),
+        "wikipedia_s": round(t2 - t1, 3),
+        "parts_read": len(fresh),
+        "parts_from_cache": len(results) - len(fresh),
+        "resumed": len(fresh) < len(results),
+        "person_articles_read": articles,
+        "wikipedia_part_wall_s": round(sum(r.seconds for r in fresh), 3),
+        "wikipedia_part_cpu_s": round(part_cpu, 3),
+        "person_articles_per_s": _rate(articles, t2 - t1),
+        "person_articles_per_cpu_s": _rate(articles, part_cpu),
+        "workers": None if config.executor == "dask" and config.dask_address else config.n_workers,
+        "executor": config.executor,
+    }
 
 
 def _passes(config: BuildConfig) -> _Passes:
     t0 = time.perf_counter()
     db_files = expand_inputs(config.dbpedia, "DBpedia")
-    parts = expand_inputs(config.wikipedia, "Wikipedia")
-    for p in parts:  # fail on a wrong file before the long work starts
+    files = expand_inputs(config.wikipedia, "Wikipedia")
+    for p in files:  # fail on a wrong file before the long work starts
         detect_format(p)
+    parts, warned = plan_parts(files, config.n_workers)  # reads the index of a multistream dump
+    for w in warned:
+        warnings.warn(w, stacklevel=3)
+    t_plan, c_plan = time.perf_counter(), time.process_time()
     index: FactIndex = read_facts(db_files, require=config.require, progress=config.progress,
                                   issue_limit=config.issue_limit)
-    t1 = time.perf_counter()
+    t1, dbpedia_cpu = time.perf_counter(), time.process_time() - c_plan
     if not index.persons:
         raise ValueError(
             f"no person in the DBpedia files has a gender and all of {list(config.require)} "
             f"({index.stats}); check that the gender, mapping-based and hypernym files are given")
     cache = cache_dir(config.out)
-    keys = {p: part_key(p, db_files, require=config.require, distant=config.distant) for p in parts}
+    remove_stale_files(cache)
+    keys = {s.label: part_key(s, db_files, require=config.require, distant=config.distant) for s in parts}
     gc.freeze()   # the person index lives through pass 2: keep it out of the collector's scans
     try:
-        results = _run_parts(config, parts, index.persons, cache, keys)
+        results, read = _run_parts(config, parts, index.persons, cache, keys)
     finally:
         gc.unfreeze()
     t2 = time.perf_counter()
@@ -333,16 +287,15 @@ def _passes(config: BuildConfig) -> _Passes:
             heads.append({"entity_id": eid, "gender": gender})
     found = set(kept) | set(no_examples)
     missing = sorted(t for t in index.persons if t not in found)
-    pass2_s = t2 - t1
-    part_seconds = sum(r.seconds for r in results)
-    part_cpu = sum(r.cpu_seconds for r in results)
     report = {
         "wgb_version": package_version(),
         "config": config.to_dict(),
         "dbpedia": {**index.stats, "files": [os.path.basename(f) for f in db_files],
                     "skipped": index.issues.to_dict()},
         "wikipedia": {**{k: int(v) for k, v in stats.items()}, "parts": len(parts),
-                      "files": [os.path.basename(p) for p in parts], "skipped": issues.to_dict()},
+                      "files": [os.path.basename(p) for p in files],
+                      "multistream_ranges": sum(s.byte_range is not None for s in parts),
+                      "skipped": issues.to_dict()},
         "persons": {
             "indexed": len(index.persons),
             "with_article": len(found),
@@ -353,25 +306,17 @@ def _passes(config: BuildConfig) -> _Passes:
             "with_examples": len(heads),
         },
         "distant": {k: int(v) for k, v in sorted(dstats.items())},
-        "timings": {
-            "dbpedia_s": round(t1 - t0, 3),
-            "wikipedia_s": round(pass2_s, 3),
-            "wikipedia_part_wall_s": round(part_seconds, 3),
-            "wikipedia_part_cpu_s": round(part_cpu, 3),
-            "person_articles_per_s": round(len(found) / pass2_s, 1) if pass2_s > 0 else None,
-            "person_articles_per_cpu_s": round(len(found) / part_cpu, 1) if part_cpu > 0 else None,
-            "workers": None if config.executor == "dask" and config.dask_address else config.n_workers,
-            "executor": config.executor,
-        },
+        "timings": {"plan_s": round(t_plan - t0, 3), **_timings(config, results, read, t_plan, t1, t2, dbpedia_cpu)},
+        "warnings": warned,
     }
-    return _Passes(report, heads, [records_file(cache, keys[p]) for p in parts])
+    return _Passes(report, heads, [records_file(cache, keys[s.label]) for s in parts])
 
 
 def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
     """Passes 1 and 2: all entity records (not yet split; one per head, sorted by ``entity_id``)
     and the build report. Holds every record in memory; :func:`build` streams them instead."""
     run = _passes(config)
-    return list(run.records()), run.report
+    return [without_located(r) for r in run.records()], run.report
 
 
 def _split_counts(records: Iterable[tuple[str, dict]]) -> dict:
@@ -389,18 +334,21 @@ def _split_counts(records: Iterable[tuple[str, dict]]) -> dict:
 def _by_split(records: Iterable[tuple[str, dict]]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {s: [] for s in SPLITS}
     for s, e in records:
-        out[s].append(e)
+        out[s].append(without_located(e))
     return out
 
 
 def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
     """Build the benchmark folder ``config.out`` (see the module docstring). With ``write=False``
     nothing is written: passes 1 and 2 and the split run, the report's ``counts`` are read from the
-    parts cache, which is kept."""
-    t0 = time.perf_counter()
+    parts cache, which is kept. The report's ``timings.total_s`` is the whole build, writing
+    included (``write_s``)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     out = Path(config.out)
     if write and out.exists() and not config.overwrite:
         raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
+    if write:
+        remove_stale_temp(out)  # what a killed earlier build left beside the folder
     run = _passes(config)
     report = run.report
     t1 = time.perf_counter()
@@ -408,8 +356,8 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
     report["timings"]["split_s"] = round(time.perf_counter() - t1, 3)
     report["description"] = (
         f"Built with `wgb data build` (wgb {package_version()}) from the DBpedia files "
-        f"{', '.join(report['dbpedia']['files'])} and {report['wikipedia']['parts']} Wikipedia dump "
-        f"part(s) by the paper's distant supervision: for each person with a gender and the relations "
+        f"{', '.join(report['dbpedia']['files'])} and {len(report['wikipedia']['files'])} Wikipedia dump "
+        f"file(s) by the paper's distant supervision: for each person with a gender and the relations "
         f"{', '.join(config.require)}, every sentence of the person's article that mentions the person and "
         f"the tail of a relation is an example of it; sentences mentioning the tail of "
         f"{', '.join(config.distant.na_facts)} and no positive tail are `NA` examples. "
@@ -431,14 +379,23 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
 
     from wikigenderbias.export import read_entities, write_benchmark_stream
 
-    t2 = time.perf_counter()
-    report["timings"]["total_s"] = round(t2 - t0, 3)  # before writing; write_s is in the result
+    t2, c2 = time.perf_counter(), time.process_time()
+
+    def finish(full: dict) -> None:  # the timings in report.json include the writing
+        now, cpu = time.perf_counter(), time.process_time()
+        full["timings"]["write_s"] = round(now - t2, 3)
+        full["timings"]["write_cpu_s"] = round(cpu - c2, 3)
+        full["timings"]["main_cpu_s"] = round(cpu - c0, 3)  # this process, the whole build
+        full["timings"]["total_s"] = round(now - t0, 3)
+        read = full["timings"]["person_articles_read"]
+        # end to end: only when every part was read in this run (a resumed run did part of it before)
+        full["timings"]["person_articles_per_s_end_to_end"] = (
+            None if full["timings"]["resumed"] else _rate(read, now - t0))
+
     sizes = Counter(split_of.values())
     folder = write_benchmark_stream(out, records(), description=report["description"], report=report,
                                     overwrite=config.overwrite, progress=config.progress is not False,
-                                    sizes={s: sizes[s] for s in SPLITS})
+                                    sizes={s: sizes[s] for s in SPLITS}, finalize_report=finish)
     report = json.loads((folder / "report.json").read_text())
-    report["timings"]["write_s"] = round(time.perf_counter() - t2, 3)
-    report["timings"]["total_s"] = round(time.perf_counter() - t0, 3)
     shutil.rmtree(cache_dir(config.out), ignore_errors=True)
     return BuildResult(folder, report, functools.partial(read_entities, folder))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ import yaml
 from wgbcore.provenance import file_sha256
 
 from wikigenderbias.schema import PARQUET_NAME, CONFIGS, GENDERS, RELATIONS, SPLITS, features_for
+
+log = logging.getLogger(__name__)
 
 
 def data_file(config: str, split: str) -> str:
@@ -157,13 +160,76 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(out)
 
 
+def card_kind(report: dict[str, Any]) -> str:
+    """``"release"`` (the authors' release, converted), ``"build"`` (`wgb data build`) or
+    ``"other"`` (records written by other code), from the folder's report."""
+    src = report.get("source")
+    if isinstance(src, dict) and src.get("kind") == "release":
+        return "release"
+    return "build" if "config" in report and "dbpedia" in report else "other"
+
+
 def render_card(*, description: str, report: dict[str, Any]) -> str:
     """The dataset card (``README.md``) of a benchmark folder: the YAML header, then its sections in
-    order; ``description`` is the "How it was built" text (read back by :func:`card_description`)."""
+    order; ``description`` is the "How it was built" text (read back by :func:`card_description`).
+
+    The card of a build is generated from the build's report (:mod:`wikigenderbias.card_build`: its
+    sizes, sources, rules, what is missing); the release's keeps the release's wording. Every
+    warning of :func:`card_warnings` is logged and written into the card."""
     fp = report.get("fingerprint")
-    return "".join((_yaml_header(fp, report), _INTRO, _fingerprint_note(fp), _CONFIGURATIONS,
-                    _statistics(report.get("counts", {})), _located_mentions(report.get("spans", {})),
-                    _BUILT, description, _DEFECTS, _ABOUT, f"```bibtex\n{CITATION}\n```\n"))
+    counts = report.get("counts", {})
+    kind = card_kind(report)
+    warnings = card_warnings(report)
+    for w in warnings:
+        log.warning("dataset card: %s", w)
+    if kind == "build":
+        from wikigenderbias.card_build import build_sections, build_defects
+
+        head, defects, configurations = build_sections(report), build_defects(report), _BUILD_CONFIGURATIONS
+    else:
+        head = ""
+        defects = _RELEASE_DEFECTS if kind == "release" else _OTHER_DEFECTS
+        configurations = _CONFIGURATIONS if kind == "release" else _OTHER_CONFIGURATIONS
+    return "".join((_yaml_header(fp, report), _INTRO, _fingerprint_note(fp), configurations,
+                    _statistics(counts), _warnings(warnings), _located_mentions(report.get("spans", {})), head,
+                    _BUILT, description, _DEFECTS, defects, _bias(counts), _ABOUT,
+                    f"```bibtex\n{CITATION}\n```\n"))
+
+
+def card_warnings(report: dict[str, Any]) -> list[str]:
+    """What a reader of the card must know before using the folder: relation classes without any
+    example (e.g. no `NA` example when the build was given no parent, deathDate or almaMater facts)."""
+    counts = report.get("counts") or {}
+    if not counts:
+        return []
+    totals = {r: sum((c.get("sentences_by_relation") or {}).get(r, 0) for c in counts.values()) for r in RELATIONS}
+    out = []
+    na_tails = {k.split(":", 1)[1]: v for k, v in (report.get("distant") or {}).items() if k.startswith("na_tails:")}
+    for r, n in totals.items():
+        if n:
+            continue
+        why = ""
+        if r == "NA" and na_tails and not any(na_tails.values()):
+            why = (f" (no person with examples has any {' or '.join(sorted(na_tails))} fact: give the DBpedia "
+                   "files that hold them)")
+        elif r == "NA" and na_tails:
+            why = " (no sentence mentions an NA tail without a positive tail)"
+        out.append(f"relation class `{r}` has no example in any split{why}; a model trained on this folder "
+                   f"never sees it")
+    return out
+
+
+def _warnings(warnings: list[str]) -> str:
+    return "" if not warnings else "\n## Warnings\n\n" + "".join(f"- {w}\n" for w in warnings)
+
+
+def _bias(counts: dict[str, Any]) -> str:
+    """The bias section, with the male/female ratio of the training split computed from the counts."""
+    g = ((counts.get("train") or {}).get("entities_by_gender")) or {}
+    m, f = g.get("male", 0), g.get("female", 0)
+    ratio = (f"{m / f:.2f}:1 ({m:,} male and {f:,} female heads)" if f else
+             f"undefined: {m:,} male and no female heads")
+    return _BIAS.format(ratio=ratio)
 
 
 #: The headings around the "How it was built" text (:func:`card_description` finds it between them).
@@ -201,8 +267,41 @@ _CONFIGURATIONS = """
   original character `positions`, kept verbatim: lossless with respect to the source.
 """
 
-#: The sections from the known defects on (after their heading, :data:`_DEFECTS`) to the citation.
-_ABOUT = """
+_BUILD_CONFIGURATIONS = """
+## Configurations
+
+- `sentences` (default): one row per (head entity, relation, sentence). `relation` and `gender`
+  are `ClassLabel`s (`NA` is class 0). `text` is a sentence of the person's Wikipedia article as
+  `wgb data build` wrote it: wikitext cleaned (templates, references, tables and lists dropped, link
+  anchors kept), split into sentences and tokenized by the build's rules, tokens joined by spaces;
+  `tokens` are those tokens (words keep inner hyphens, dashes, apostrophes and dots; punctuation
+  and a possessive 's are tokens of their own). `head_span`/`tail_span` are **token** spans
+  `[start, end)` found by the rules that selected the sentence; `[-1, -1]` marks a mention that
+  could not be located, and `head_match`/`tail_match` name the rule that located each mention
+  (`full`, `full_fold`, `no_paren`, `comma_part`, `name_part`, `inflected`, `date`,
+  `date_partial`, `year`, `none`). `sentence_id` is shared by the same sentence of the same
+  article (a sentence can express several relations). `source` is `distant` or `annotated`
+  (relabelled by human annotators).
+- `entities`: one row per head entity with its relations, tails and sentences. `positions` is an
+  empty list for every relation: a build has no character offsets; the mentions are the token
+  spans of the `sentences` configuration.
+"""
+
+_OTHER_CONFIGURATIONS = """
+## Configurations
+
+- `sentences` (default): one row per (head entity, relation, sentence). `relation` and `gender`
+  are `ClassLabel`s (`NA` is class 0). `tokens` are the space-separated tokens of `text` (tokens
+  glued across a sentence boundary, such as `Ohio.Ritchie`, are split). `head_span`/`tail_span`
+  are **token** spans `[start, end)` located by this toolkit; `[-1, -1]` marks a mention that
+  could not be located, and `head_match`/`tail_match` name the rule that located each mention.
+  `source` is `distant` or `annotated` (relabelled by human annotators).
+- `entities`: one row per head entity with its relations, tails, sentences and the character
+  `positions` its records came with (empty lists where they had none).
+"""
+
+#: The known defects of the release (after their heading, :data:`_DEFECTS`).
+_RELEASE_DEFECTS = """
 - Labels come from distant supervision: a sentence that mentions both the person and the tail is
   taken to express the relation, which is often wrong (e.g. a birth place that is only mentioned
   as a later residence). The paper's human annotation of the test sets found 84% pairwise
@@ -214,15 +313,27 @@ _ABOUT = """
   such sentences.
 - Hypernyms come from the Linked Hypernyms Dataset and include noise such as "United" or a
   surname.
+"""
 
+#: Known defects of a folder that is neither the release nor a build.
+_OTHER_DEFECTS = """
+- Labels come from distant supervision unless `source` is `annotated`: a sentence that mentions
+  both the person and the tail is taken to express the relation, which is often wrong.
+"""
+
+_BIAS = """
 ## Bias, risks and limitations
 
 The benchmark exists to measure bias, and carries the biases of its sources: Wikipedia has far
 fewer and differently written articles about women (female articles mention spouses much more
 often), DBpedia records gender as a binary attribute, and the paper assumes binary gender. The
-male/female ratio of the training split is about 3:1. Results on this benchmark say nothing
-about non-binary people, and a small F1 gap here does not show that a model is fair elsewhere.
+male/female ratio of the training split is {ratio}.
+Results on this benchmark say nothing about non-binary people, and a small F1 gap here does not
+show that a model is fair elsewhere.
+"""
 
+#: The sections from the personal information on to the citation.
+_ABOUT = """
 ## Personal and sensitive information
 
 All text is from public Wikipedia articles about notable people and names real persons, their

@@ -2,25 +2,37 @@
 
 :func:`write_benchmark_stream` is the one writer every benchmark goes through (the embedded
 release and ``wgb data build``): it consumes ``(split, entity record)`` pairs one at a time,
-derives the ``sentences`` configuration from them (tokens and recomputed spans), appends both
+derives the ``sentences`` configuration from them (tokens and spans), appends both
 configurations in chunks to one parquet file per split (memory bounded by the chunk size, not by
-the benchmark), counts the span and count reports as it goes, fingerprints the written data files
+the benchmark; the rows are encoded with pyarrow straight into the schema of the dataset's
+``datasets.Features``, ClassLabels as their integer ids), counts the span and count reports as it
+goes, fingerprints the written data files
 (``report.json`` and the card's YAML, see :mod:`wikigenderbias.card`: the ``datasets`` cache key
 changes with the data), and renames the temporary sibling folder into place at the end, so a
 reader never sees a half-written benchmark.
 :func:`write_benchmark` is the in-memory form (entity lists per split) on top of it.
+
+Spans: a relation of a record may carry ``located``, one entry per sentence,
+``[head_start, head_end, tail_start, tail_end, head_match, tail_match]`` (and the sentence's tokens
+as a 7th item when they differ from ``text.split()``): the mentions found while the record was
+built (:func:`locate_record`, run by `wgb data build` in the process that read the article). The
+writer then takes them as they are and searches nothing; a relation without them (the embedded
+release, records written by hand) is located here with :func:`wikigenderbias.spans.locate`, the
+same rules. ``located`` is not part of the ``entities`` configuration.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
+import re
 import shutil
 import tempfile
-from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from wikigenderbias.schema import CONFIGS, GENDERS, RELATIONS, SPLITS, features_for, gender_id, relation_id
+from wikigenderbias.reports import CountsReport, SpanReport, counts_report, span_report  # noqa: F401 (re-exported)
+from wikigenderbias.schema import CONFIGS, GENDERS, RELATIONS, SOURCES, SPLITS, features_for, gender_id, relation_id
 from wikigenderbias.spans import locate, tokenize
 
 from wikigenderbias.schema import PARQUET_NAME  # noqa: E402,F401  (where the data files live)
@@ -31,8 +43,34 @@ def sentence_id(entity_id: str, text: str) -> str:
     return f"{entity_id}-s{hashlib.sha1(text.encode('utf-8')).hexdigest()[:10]}"
 
 
+def _located(tokens: list[str], text: str, head: str, tail: str, relation: str) -> list:
+    loc = locate(tokens, head, tail, relation)
+    out = [*loc.head_span, *loc.tail_span, loc.head_match, loc.tail_match]
+    if tokens != text.split():
+        out.append(tokens)
+    return out
+
+
+def locate_record(entity: dict[str, Any]) -> dict[str, Any]:
+    """Add ``located`` (see the module docstring) to every relation of ``entity`` that has none,
+    in place; returns ``entity``."""
+    head = entity["entity"]
+    for rel in entity["relations"]:
+        if "located" not in rel:
+            rel["located"] = [_located(tokenize(t), t, head, rel["tail"], rel["relation"]) for t in rel["sentences"]]
+    return entity
+
+
+def without_located(entity: dict[str, Any]) -> dict[str, Any]:
+    """``entity`` without the writer's ``located`` entries (the ``entities`` form), in place."""
+    for rel in entity["relations"]:
+        rel.pop("located", None)
+    return entity
+
+
 def sentence_rows(entity: dict[str, Any], *, source: str = "distant") -> Iterable[dict[str, Any]]:
-    """Rows of the ``sentences`` configuration for one entity record, spans recomputed."""
+    """Rows of the ``sentences`` configuration for one entity record; spans from the relation's
+    ``located`` entries when it has them, else located now (:func:`wikigenderbias.spans.locate`)."""
     eid = entity["entity_id"]
     head = entity["entity"]
     gender = entity["gender"]
@@ -42,122 +80,32 @@ def sentence_rows(entity: dict[str, Any], *, source: str = "distant") -> Iterabl
         relation_id(name)  # unknown relation -> clear error
         # a relation listed more than once for an entity (e.g. two NA tails) gets its entry index
         prefix = f"{eid}-{name}" if names.count(name) == 1 else f"{eid}-{name}-{j:02d}"
+        tail = rel["tail"]
+        found = rel.get("located")
+        src = rel.get("source", source)
         for k, text in enumerate(rel["sentences"]):
-            tokens = tokenize(text)
-            loc = locate(tokens, head, rel["tail"], name)
+            if found is None:
+                tokens = tokenize(text)
+                loc = _located(tokens, text, head, tail, name)
+            else:
+                loc = found[k]
+                tokens = loc[6] if len(loc) > 6 else text.split()
             yield {
                 "id": f"{prefix}-{k:03d}",
                 "entity_id": eid,
                 "sentence_id": sentence_id(eid, text),
                 "head": head,
-                "tail": rel["tail"],
+                "tail": tail,
                 "relation": name,
                 "gender": gender,
                 "text": text,
                 "tokens": tokens,
-                "head_span": list(loc.head_span),
-                "tail_span": list(loc.tail_span),
-                "head_match": loc.head_match,
-                "tail_match": loc.tail_match,
-                "source": rel.get("source", source),
+                "head_span": loc[0:2],
+                "tail_span": loc[2:4],
+                "head_match": loc[4],
+                "tail_match": loc[5],
+                "source": src,
             }
-
-
-class SpanReport:
-    """Counts of located mentions per relation and gender (and per split), and match kinds;
-    ``add(split, row)`` one sentence row at a time, ``result()`` the report."""
-
-    def __init__(self) -> None:
-        self.per_rel_gender: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(self._empty))
-        self.per_split: dict[str, dict[str, int]] = defaultdict(self._empty)
-        self.kinds: dict[str, Counter] = {"head": Counter(), "tail": Counter()}
-
-    @staticmethod
-    def _empty() -> dict[str, int]:
-        return {"rows": 0, "head_located": 0, "tail_located": 0, "both_located": 0}
-
-    def add(self, split: str, r: dict[str, Any]) -> None:
-        for bucket in (self.per_rel_gender[r["relation"]][r["gender"]], self.per_split[split]):
-            bucket["rows"] += 1
-            h = r["head_match"] != "none"
-            t = r["tail_match"] != "none"
-            bucket["head_located"] += h
-            bucket["tail_located"] += t
-            bucket["both_located"] += h and t
-        self.kinds["head"][r["head_match"]] += 1
-        self.kinds["tail"][f'{r["relation"]}:{r["tail_match"]}'] += 1
-
-    def result(self) -> dict[str, Any]:
-        def with_rates(b: dict[str, int]) -> dict[str, float | int]:
-            out: dict[str, float | int] = dict(b)
-            for key in ("head_located", "tail_located", "both_located"):
-                out[key.replace("located", "rate")] = round(b[key] / b["rows"], 4) if b["rows"] else 0.0
-            return out
-
-        total = self._empty()
-        for b in self.per_split.values():
-            for k in total:
-                total[k] += b[k]
-        per_rel_gender = self.per_rel_gender
-        return {
-            "total": with_rates(total),
-            "per_relation_gender": {
-                rel: {g: with_rates(per_rel_gender[rel][g]) for g in GENDERS if g in per_rel_gender[rel]}
-                for rel in RELATIONS if rel in per_rel_gender
-            },
-            "per_split": {s: with_rates(self.per_split[s]) for s in SPLITS if s in self.per_split},
-            "match_kinds": {side: dict(sorted(c.items())) for side, c in self.kinds.items()},
-        }
-
-
-def span_report(rows_by_split: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """Counts of located mentions per relation and gender (and per split), and match kinds."""
-    acc = SpanReport()
-    for split, rows in rows_by_split.items():
-        for r in rows:
-            acc.add(split, r)
-    return acc.result()
-
-
-class CountsReport:
-    """Entities and sentences per split and gender (the numbers of the dataset card), counted
-    one entity (``add_entity``) and one sentence row (``add``) at a time."""
-
-    def __init__(self) -> None:
-        self.entities: Counter = Counter()
-        self.genders: dict[str, Counter] = {s: Counter() for s in SPLITS}
-        self.relations: dict[str, Counter] = {s: Counter() for s in SPLITS}
-
-    def add_entity(self, split: str, e: dict[str, Any]) -> None:
-        self.entities[split] += 1
-        self.genders[split][e["gender"].lower()] += 1
-
-    def add(self, split: str, row: dict[str, Any]) -> None:
-        self.relations[split][row["relation"]] += 1
-
-    def result(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for split in SPLITS:
-            g, rel = self.genders[split], self.relations[split]
-            out[split] = {
-                "entities": self.entities[split],
-                "entities_by_gender": {k: g.get(k, 0) for k in GENDERS},
-                "sentences": sum(rel.values()),
-                "sentences_by_relation": {k: rel.get(k, 0) for k in RELATIONS},
-            }
-        return out
-
-
-def counts_report(entities_by_split: dict[str, list[dict[str, Any]]],
-                  rows_by_split: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """Entities and sentences per split and gender (the numbers of the dataset card)."""
-    acc = CountsReport()
-    for split in SPLITS:
-        for e in entities_by_split[split]:
-            acc.add_entity(split, e)
-        for r in rows_by_split[split]:
-            acc.add(split, r)
-    return acc.result()
 
 
 def _validate_entity(split: str, i: int, e: dict[str, Any]) -> None:
@@ -172,8 +120,15 @@ def _validate_entity(split: str, i: int, e: dict[str, Any]) -> None:
                 raise ValueError(f"{where} ({e['entity']!r}), relation #{j}: missing field {field!r}")
         try:
             relation_id(r["relation"])
+            if r.get("source", "distant") not in SOURCES:
+                raise ValueError(f"unknown source {r['source']!r}; expected one of {SOURCES}")
         except ValueError as err:
             raise ValueError(f"{where} ({e['entity']!r}): {err}") from None
+        located = r.get("located")
+        if located is not None and (len(located) != len(r["sentences"])
+                                    or not all(isinstance(x, list) and 6 <= len(x) <= 7 for x in located)):
+            raise ValueError(f"{where} ({e['entity']!r}), relation #{j}: 'located' must hold one "
+                             "[head_start, head_end, tail_start, tail_end, head_match, tail_match] per sentence")
 
 
 def _empty_split(split: str) -> ValueError:
@@ -200,14 +155,42 @@ def _entity_row(e: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _arrow_table(rows: list[dict[str, Any]], config: str):
-    """The rows as an arrow table whose schema carries the `datasets` features (ClassLabels)."""
-    from datasets import Dataset
+_SCHEMAS: dict[str, Any] = {}
+_RELATION_IDS = {name: i for i, name in enumerate(RELATIONS)}
+_SOURCE_IDS = {name: i for i, name in enumerate(SOURCES)}
+_GENDER_IDS = {name: i for i, name in enumerate(GENDERS)}
 
-    features = features_for(config)
-    ds = Dataset.from_list(rows, features=features) if rows else Dataset.from_dict(
-        {k: [] for k in features}, features=features)
-    return ds.data.table
+
+def arrow_schema(config: str):
+    """The arrow schema of a configuration: its `datasets` features (ClassLabels as int64 ids,
+    the features in the schema's metadata), as ``datasets`` itself writes it."""
+    if config not in _SCHEMAS:
+        _SCHEMAS[config] = features_for(config).arrow_schema
+    return _SCHEMAS[config]
+
+
+def _ids(values: list[str], ids: dict[str, int], what: str) -> list[int]:
+    try:
+        return [ids[v] for v in values]
+    except KeyError:
+        if what == "gender":  # "Female" is accepted, as by the record check
+            return [gender_id(v) for v in values]
+        bad = next(v for v in values if v not in ids)
+        raise ValueError(f"unknown {what} {bad!r}; expected one of {list(ids)}") from None
+
+
+def _arrow_table(rows: list[dict[str, Any]], config: str):
+    """The rows as an arrow table of :func:`arrow_schema` (class names -> ids; pyarrow converts
+    the nested lists and structs in C)."""
+    import pyarrow as pa
+
+    schema = arrow_schema(config)
+    cols = {name: [r[name] for r in rows] for name in schema.names}
+    cols["gender"] = _ids(cols["gender"], _GENDER_IDS, "gender")
+    if config == "sentences":
+        cols["relation"] = _ids(cols["relation"], _RELATION_IDS, "relation")
+        cols["source"] = _ids(cols["source"], _SOURCE_IDS, "source")
+    return pa.Table.from_pydict(cols, schema=schema)
 
 
 def _write_parquet(rows: list[dict[str, Any]], config: str, writer) -> None:
@@ -240,7 +223,7 @@ class _SplitFiles:
         if key not in self.writers:
             path = self.folder / "data" / config / PARQUET_NAME.format(split=split)
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.writers[key] = pq.ParquetWriter(str(path), _arrow_table([], config).schema,
+            self.writers[key] = pq.ParquetWriter(str(path), arrow_schema(config),
                                                  compression="zstd", compression_level=9)
         if self.buffers[key]:
             _write_parquet(self.buffers[key], config, self.writers[key])
@@ -259,6 +242,45 @@ class _SplitFiles:
         self.writers = {}
 
 
+_TEMP_NAME = r"^\.{name}\.(?:tmp-(?:(?P<pid>\d+)-)?[a-z0-9_]{{8}}|old-(?P<old>\d+))$"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temp(folder: str | os.PathLike) -> list[Path]:
+    """Remove what an interrupted write of ``folder`` left beside it (a SIGTERM or a crash
+    skips the cleanup): the temporary folders ``.<name>.tmp-<pid>-<random>`` of this writer and
+    ``.<name>.old-<pid>`` of :func:`wgbcore.atomicio.replace_dir`, when process ``<pid>`` is no
+    longer running on this machine (and ``.<name>.tmp-<random>`` of writers before the pid was in
+    the name). Nothing else is touched. Returns the paths removed."""
+    folder = Path(folder)
+    parent = folder.parent
+    if not parent.is_dir():
+        return []
+    pattern = re.compile(_TEMP_NAME.format(name=re.escape(folder.name)))
+    removed = []
+    for p in parent.iterdir():
+        m = pattern.match(p.name)
+        if m is None or not p.is_dir() or p.is_symlink():
+            continue
+        pid = m["pid"] or m["old"]
+        if pid is not None and _alive(int(pid)):
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        removed.append(p)
+    return removed
+
+
 def write_benchmark_stream(
     folder: str | os.PathLike,
     records: Iterable[tuple[str, dict[str, Any]]],
@@ -268,6 +290,7 @@ def write_benchmark_stream(
     overwrite: bool = False,
     progress: bool = True,
     sizes: dict[str, int] | None = None,
+    finalize_report: Callable[[dict[str, Any]], None] | None = None,
 ) -> Path:
     """Write a benchmark folder loadable with ``datasets.load_dataset(folder)`` from a stream of
     ``(split, entity record)`` pairs (records as in :func:`write_benchmark`); each split's rows
@@ -276,7 +299,10 @@ def write_benchmark_stream(
     ``sizes`` (entities per split, when known beforehand) sets the progress total and makes an
     empty split fail before anything is written; an empty split found at the end fails too. A bad
     record is a ``ValueError`` naming its split, index in the split and field. On any error,
-    nothing is left behind (an existing ``folder`` replaced with ``overwrite`` stays intact).
+    nothing is left behind (an existing ``folder`` replaced with ``overwrite`` stays intact);
+    what a killed earlier write left is removed first (:func:`remove_stale_temp`).
+    ``finalize_report(report)`` is called with the full report just before ``report.json`` is
+    written (e.g. to record the time the writing took).
     """
     from tqdm.auto import tqdm
 
@@ -288,10 +314,15 @@ def write_benchmark_stream(
             raise _empty_split(split)
 
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+    remove_stale_temp(folder)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-{os.getpid()}-", dir=folder.parent))
     files = _SplitFiles(tmp)
-    bar = tqdm(total=sum(sizes.values()) if sizes else None, desc="locating mentions", unit="entity",
+    bar = tqdm(total=sum(sizes.values()) if sizes else None, desc="writing", unit="entity",
                disable=None if progress else True)
+    # the buffered rows are millions of short-lived objects: collect young objects 100x less
+    # often (the writer's time halves; cycles, if any, are still collected)
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], 100_000), *threshold[1:])
     try:
         spans, counts = SpanReport(), CountsReport()
         for split, e in records:
@@ -318,6 +349,8 @@ def write_benchmark_stream(
         full_report["counts"] = counts.result()
         # the data's fingerprint, also in the card's YAML: the `datasets` cache key follows the data
         full_report["fingerprint"] = fingerprint(tmp)
+        if finalize_report is not None:
+            finalize_report(full_report)
         atomic_write_json(tmp / "report.json", full_report, indent=2, sort_keys=True)
         atomic_write_text(tmp / "README.md", render_card(description=description, report=full_report))
         replace_dir(tmp, folder)
@@ -326,6 +359,7 @@ def write_benchmark_stream(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
+        gc.set_threshold(*threshold)
         bar.close()
     return folder
 
@@ -381,4 +415,5 @@ def read_entities(folder: str | os.PathLike) -> dict[str, list[dict[str, Any]]]:
 
 
 __all__ = ["write_benchmark", "write_benchmark_stream", "read_entities", "sentence_rows", "span_report",
-           "counts_report", "SpanReport", "CountsReport", "sentence_id", "PARQUET_NAME", "CHUNK_ROWS"]
+           "counts_report", "SpanReport", "CountsReport", "sentence_id", "PARQUET_NAME", "CHUNK_ROWS",
+           "locate_record", "without_located", "arrow_schema", "remove_stale_temp"]

@@ -5,14 +5,26 @@ from the text. A mention is located by the first rule in ``MATCH_KINDS`` order t
 
 * names (heads, spouses, NA persons/institutions): the full name, token for token; the same
   ignoring case and accents; without a parenthetical disambiguation; one comma component
-  ("Ernst Gunther, Duke of Schleswig-Holstein" -> "Ernst Gunther"); a contiguous part of the name
-  made of name words (titles such as "Princess" and particles such as "of" never stand alone);
+  ("Ernst Gunther, Duke of Schleswig-Holstein" -> "Ernst Gunther"), and a later comma component
+  that is a title, whole ("Zaifeng, Prince Chun" -> "Prince Chun"; "Henry Wriothesley, 3rd Earl
+  of Southampton" -> "Earl of Southampton", never "Southampton" alone); a contiguous part of the
+  name made of name words (titles such as "Princess" and particles such as "of" never stand
+  alone); a person tail that shares words with the head ("Liu Xia", wife of "Liu Xiaobo") is
+  matched by its other name parts, never by the shared words alone (:func:`tail_forms`);
 * hypernyms: the label ignoring case, or a token starting with a one-word label ("publishers");
 * places: the full label, then comma components ("Piqua, Kansas" -> "Piqua", "Kansas");
 * dates ("November 2, 1924"): the formats of running text ("2 November 1924", "November 2 , 1924",
   "2nd November 1924", ISO dates), then day and month or month and year, then the year alone
   (also inside a range token such as "1924–1990").
 
+Compounds: a name, place or label (never a date) is also found inside a token that joins words
+with a hyphen, dash, slash or dot ("Brandenburg-Schwedt", "Belgrade-based", "Governor-General",
+"Actor/Philanthropist", "Lewis-Briscoe", "NASA.Smith"); the span is the whole token, with the
+rule of the form that matched, ranked just after the same rule on whole tokens.
+
+A tail mention inside a head mention is part of the head's name (the hypernym "Emperor" in
+"Qianlong Emperor"), and a head mention strictly inside a tail mention is part of the tail's name
+(the surname "Roe" in "John Roe", husband of "Jane Roe"): neither counts (:func:`usable`).
 When several mentions exist, the head/tail pair with the best rules is chosen, ties broken by
 the shortest distance between the two; head and tail never overlap. A mention that no rule finds
 gets the span ``[-1, -1]`` and match kind ``"none"``: it is counted, never guessed.
@@ -22,13 +34,18 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from wikigenderbias.compounds import COMPOUND_SEP, compound_pieces
 from wikigenderbias.schema import MATCH_KINDS
 
 NOT_FOUND: tuple[int, int] = (-1, -1)
 
-_GLUED = re.compile(r"^(?P<left>.*[a-z0-9\)\]\"'’])\.(?P<right>[A-Z][^\W\d_].*)$")
+# a sentence boundary glued by the release's splitter: "Ohio.Ritchie", "1975.Eshoo", after an acronym
+# or a Roman numeral ("NASA.Smith", "II.In"), never after initials ("U.S.Army", "J.R.R.Tolkien")
+_GLUED = re.compile(r"^(?P<left>.*(?:[a-z0-9\)\]\"'’]|[A-Z]{2,}|(?<![^\W\d_.])[IVX]))\.(?P<right>[A-Z][^\W\d_].*)$")
+_DATE_KINDS = frozenset({"date", "date_partial", "year"})
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December")
@@ -45,6 +62,13 @@ _NAME_STOP = frozenset(
     count countess earl baron baroness emperor empress saint st st. mr mr. mrs mrs. ms ms. dr dr.
     rev rev. general president marquess archduke archduchess grand""".split()
 )
+#: Words that make a later comma component of a person's name a title ("Zaifeng, Prince Chun").
+_TITLE_WORDS = frozenset(
+    """king queen prince princess duke duchess archduke archduchess earl count countess baron baroness
+    viscount viscountess marquess marchioness margrave margravine landgrave landgravine burgrave elector
+    electress emperor empress lord lady tsar tsarina sultan shah khan lama infante infanta regent""".split()
+)
+_ORDINAL_WORD = re.compile(r"^\d+(?:st|nd|rd|th)$")
 _PRIORITY = {kind: i for i, kind in enumerate(MATCH_KINDS)}
 # surface forms are cached per process: the exporter locates the same head and tail in every
 # sentence of an entity; a small bound keeps memory flat however many entities a build has
@@ -67,7 +91,7 @@ def tokenize(text: str) -> list[str]:
 
 def _split_glued(tok: str, out: list[str]) -> None:
     m = _GLUED.match(tok)
-    if m is None or len(m.group("left")) < 2:
+    if m is None or (len(m.group("left")) < 2 and m.group("left") not in "IVX"):
         out.append(tok)
         return
     _split_glued(m.group("left"), out)
@@ -92,6 +116,17 @@ class Form:
     folded: bool = False      # compare case- and accent-insensitively
     prefix: bool = False      # one token that the text's token must start with
     in_range: bool = False    # may also match one component of a range token ("1924–1990")
+
+    def __post_init__(self) -> None:
+        # what is compared with the words of compound tokens (None: the form is never looked for
+        # inside compounds: dates, forms of fewer than 3 letters)
+        pieces = None
+        if self.kind not in _DATE_KINDS and sum(map(len, self.tokens)) >= 3:
+            needle = tuple(fold(t) for t in self.tokens) if self.folded else self.tokens
+            pieces = tuple(w for t in needle for w in (COMPOUND_SEP.split(t) if len(t) > 1 else (t,)) if w)
+            if not pieces or (self.prefix and len(pieces) > 1):
+                pieces = None
+        object.__setattr__(self, "compound", pieces)
 
 
 @dataclass(frozen=True)
@@ -152,6 +187,8 @@ def name_forms(name: str, person: bool = True) -> tuple[Form, ...]:
     if len(parts) > 1:
         for p in parts[:1] if person else parts:
             forms.append(Form(tuple(tokenize(p)), "comma_part", folded=True))
+        if person:
+            forms += title_forms(name)
     words = [t for t in tokenize(parts[0] if person and parts else bare) if t != ","]
     if person and "of" in words[1:]:
         words = words[:words.index("of", 1)]
@@ -177,6 +214,41 @@ def name_forms(name: str, person: bool = True) -> tuple[Form, ...]:
     for run in multi + singles:
         forms.append(Form(run, "name_part", folded=True))
     return tuple(_dedupe(forms))
+
+
+@functools.lru_cache(maxsize=FORMS_CACHE)
+def title_forms(name: str) -> tuple[Form, ...]:
+    """Forms of the later comma components of a person's name that are titles, whole: "Prince
+    Chun", "3rd Earl of Southampton" and "Earl of Southampton", "Holy Roman Emperor" (a suffix such
+    as "Jr." is no title; the territory of a title never stands alone). A tail inside such a
+    mention ("Monaco" in "Prince of Monaco") is a mention of the tail (:func:`usable`)."""
+    forms = []
+    for p in [p.strip() for p in _strip_paren(name).split(",")][1:]:
+        words = tokenize(p)
+        if len(words) < 2 or not any(w.casefold() in _TITLE_WORDS for w in words):
+            continue
+        forms.append(Form(tuple(words), "comma_part", folded=True))
+        while len(words) > 2 and (_ORDINAL_WORD.match(words[0]) or words[0].casefold() == "the"):
+            words = words[1:]
+        forms.append(Form(tuple(words), "comma_part", folded=True))
+    return tuple(forms)
+
+
+def _words(name: str) -> frozenset[str]:
+    """The folded words of a name, without its parenthetical ("Liu Xiaobo" -> {"liu", "xiaobo"})."""
+    return frozenset(fold(w) for w in tokenize(_strip_paren(name).replace(",", " ")))
+
+
+@functools.lru_cache(maxsize=FORMS_CACHE)
+def name_forms_apart(name: str, other: str) -> tuple[Form, ...]:
+    """The forms of person ``name`` without those made only of words of ``other``'s name: a spouse
+    who shares the head's surname is matched by the other parts of the spouse's name ("Liu Xia",
+    "Xia" for the wife of "Liu Xiaobo"), never by the shared surname alone, which names the head."""
+    shared = _words(name) & _words(other)
+    forms = name_forms(name)
+    if not shared:
+        return forms
+    return tuple(f for f in forms if not all(fold(t) in shared or t in {",", "."} for t in f.tokens))
 
 
 @functools.lru_cache(maxsize=FORMS_CACHE)
@@ -254,8 +326,10 @@ def place_forms(label: str) -> tuple[Form, ...]:
     return tuple(_dedupe(forms))
 
 
-def tail_forms(tail: str, relation: str) -> tuple[Form, ...]:
-    """Surface forms of a tail entity of ``relation`` (NA tails are people, places or dates)."""
+def tail_forms(tail: str, relation: str, head: str | None = None) -> tuple[Form, ...]:
+    """Surface forms of a tail entity of ``relation`` (NA tails are people, places or dates).
+    With ``head``, a person tail (spouse, NA person) is matched apart from the head's name
+    (:func:`name_forms_apart`)."""
     if relation == "birthDate":
         return date_forms(tail)
     if relation == "hypernym":
@@ -264,69 +338,133 @@ def tail_forms(tail: str, relation: str) -> tuple[Form, ...]:
         return place_forms(tail)
     if relation == "NA" and parse_date(tail) is not None:
         return date_forms(tail)
-    return name_forms(tail)
+    return name_forms_apart(tail, head) if head else name_forms(tail)
 
 
-def find(tokens: list[str], forms: tuple[Form, ...]) -> list[tuple[int, int, int, str]]:
-    """All matches ``(priority, start, end, kind)`` of ``forms`` in ``tokens``."""
+def name_word_hypernym(head: str, tail: str, relation: str = "hypernym") -> bool:
+    """True for a hypernym that is a word of the head's own name ("Ogilvie" of "Lawrence Ogilvie",
+    "Emperor" of "Qianlong Emperor"): noise of the Linked Hypernyms Dataset, whose mentions inside
+    the name are the head's (:func:`usable`); counted apart by the build and the fidelity check."""
+    return relation == "hypernym" and fold(_strip_paren(tail)) in _words(head)
+
+
+def _scan(hay: list[str], needle: tuple[str, ...], f: Form) -> Iterable[int]:
+    """Start positions of ``needle`` (the form's tokens, folded if the form is) in ``hay``."""
+    n, k, first = len(hay), len(needle), needle[0]
+    if f.prefix:  # one token that starts with the label, at most 3 more letters ("publishers")
+        lf = len(first)
+        return [i for i, tok in enumerate(hay)
+                if tok == first or (tok.startswith(first) and len(tok) <= lf + 3 and tok[lf:].isalpha())]
+    if f.in_range:  # the token, or one part of a range token ("1924–1990")
+        return [i for i in range(n - k + 1)
+                if (hay[i] == first and (k == 1 or tuple(hay[i:i + k]) == needle))
+                or (hay[i] != first and first in hay[i] and first in _RANGE_SPLIT.split(hay[i].strip("()[],;.")))]
+    # exact first token: let list.index (C) find the candidates
+    out = []
+    i, last = -1, n - k
+    while True:
+        try:
+            i = hay.index(first, i + 1, last + 1)
+        except ValueError:
+            return out
+        if k == 1 or tuple(hay[i:i + k]) == needle:
+            out.append(i)
+
+
+_COMPUTE = object()
+
+
+def find(tokens: list[str], forms: tuple[Form, ...], *, compounds=_COMPUTE) -> list[tuple[float, int, int, str]]:
+    """All matches ``(priority, start, end, kind)`` of ``forms`` in ``tokens``; matches inside
+    compound tokens (module docstring) rank half a step after the same rule on whole tokens.
+    ``compounds``: :func:`compound_pieces` of ``tokens`` (or a function returning it, called
+    when needed) when the caller has it already."""
     if not tokens or not forms:
         return []
     folded_tokens: list[str] | None = None
-    found: list[tuple[int, int, int, str]] = []
+    found: list[tuple[float, int, int, str]] = []
     seen: set[tuple[int, int]] = set()
-    n = len(tokens)
     for f in forms:
-        prio = _PRIORITY[f.kind]
-        k = len(f.tokens)
         if f.folded:
             if folded_tokens is None:
                 folded_tokens = [fold(t) for t in tokens]
-            hay = folded_tokens
-            needle = tuple(fold(t) for t in f.tokens)
+            hay, needle = folded_tokens, tuple(fold(t) for t in f.tokens)
         else:
-            hay = tokens
-            needle = f.tokens
-        first = needle[0]
-        if not f.prefix and not f.in_range:
-            # exact first token: let list.index (C) find the candidates
-            i, last = -1, n - k
-            while True:
-                try:
-                    i = hay.index(first, i + 1, last + 1)
-                except ValueError:
-                    break
-                if (k == 1 or tuple(hay[i:i + k]) == needle) and (i, i + k) not in seen:
-                    seen.add((i, i + k))
-                    found.append((prio, i, i + k, f.kind))
-            continue
-        for i in range(n - k + 1):
-            tok = hay[i]
-            if f.prefix:
-                ok = tok.startswith(first) and len(tok) <= len(first) + 3 and tok[len(first):].isalpha() or tok == first
-            elif f.in_range and tok != first:
-                ok = first in _RANGE_SPLIT.split(tok.strip("()[],;."))
-            else:
-                ok = tok == first and (k == 1 or tuple(hay[i:i + k]) == needle)
-            if ok and (i, i + k) not in seen:
+            hay, needle = tokens, f.tokens
+        k = len(needle)
+        for i in _scan(hay, needle, f):
+            if (i, i + k) not in seen:
                 seen.add((i, i + k))
-                found.append((prio, i, i + k, f.kind))
+                found.append((_PRIORITY[f.kind], i, i + k, f.kind))
+    views: dict[bool, tuple[list[str], list[int], list[bool]] | None] = {}
+    for f in forms:
+        needle = f.compound
+        if needle is None:
+            continue
+        if f.folded not in views:
+            if not f.folded and compounds is not _COMPUTE:
+                views[False] = compounds() if callable(compounds) else compounds
+            else:
+                if f.folded and folded_tokens is None:
+                    folded_tokens = [fold(t) for t in tokens]
+                views[f.folded] = compound_pieces(folded_tokens if f.folded else tokens)
+        view = views[f.folded]
+        if view is None:
+            continue
+        pieces, owner, split = view
+        k = len(needle)
+        for i in _scan(pieces, needle, f):
+            a, b = owner[i], owner[i + k - 1] + 1
+            # only spans that reach into a compound: the others were found on whole tokens
+            if (a, b) not in seen and any(split[a:b]):
+                seen.add((a, b))
+                found.append((_PRIORITY[f.kind] + 0.5, a, b, f.kind))
     return found
 
 
-def _overlap(a: tuple[int, int, int, str], b: tuple[int, int, int, str]) -> bool:
-    return a[1] < b[2] and b[1] < a[2]
+def _span(m) -> tuple[int, int]:
+    return (m[1], m[2]) if len(m) == 4 else m
+
+
+def usable(heads: list, tails: list, titles: Iterable[tuple[int, int]] = ()) -> tuple[list, list]:
+    """The head and tail mentions that count, as ``(start, end)`` spans or :func:`find` matches.
+    A tail mention overlapping a head mention counts only if it strictly contains it (the head's
+    surname inside the spouse's full name "John Roe"), or if it lies inside a mention of the head
+    by a title (``titles``, spans of :func:`title_forms`: "Monaco" in "Prince of Monaco"); such
+    head mentions then do not count. Any other tail mention inside a head mention is part of the
+    head's name ("Emperor" in "Qianlong Emperor"). Every head mention that counts is apart from
+    every tail mention that counts."""
+    hs = [_span(h) for h in heads]
+    ts = [_span(t) for t in tails]
+    if not any(t[0] < h[1] and h[0] < t[1] for t in ts for h in hs):
+        return heads, tails  # nothing overlaps: every mention counts
+    titles = set(titles)
+
+    def overlap(a, b) -> bool:
+        return a[0] < b[1] and b[0] < a[1]
+
+    def inside(a, b) -> bool:  # a strictly inside b
+        return b[0] <= a[0] and a[1] <= b[1] and a != b
+
+    def yields(h, t) -> bool:  # head mention h gives way to tail mention t
+        return inside(h, t) or (h in titles and inside(t, h))
+
+    keep_t = [not any(overlap(t, h) and not yields(h, t) for h in hs) for t in ts]
+    kept = [t for t, k in zip(ts, keep_t) if k]
+    return ([h for h, sh in zip(heads, hs) if not any(overlap(sh, t) for t in kept)],
+            [t for t, k in zip(tails, keep_t) if k])
 
 
 def locate(tokens: list[str], head: str, tail: str, relation: str) -> Located:
     """Locate the head and tail of a ``relation`` example in ``tokens``."""
     heads = find(tokens, name_forms(head))
-    tails = find(tokens, tail_forms(tail, relation)) if tail else []
+    tails = find(tokens, tail_forms(tail, relation, head)) if tail else []
     if heads and tails:
+        titles = [(m[1], m[2]) for m in find(tokens, title_forms(head))] if title_forms(head) else ()
+        uheads, utails = usable(heads, tails, titles)
         best = None
-        for h in heads:
-            for t in tails:
-                if _overlap(h, t):
-                    continue
+        for h in uheads:
+            for t in utails:
                 dist = t[1] - h[2] if t[1] >= h[2] else h[1] - t[2]
                 key = (h[0] + t[0], dist, h[1], t[1])
                 if best is None or key < best[0]:
@@ -334,10 +472,12 @@ def locate(tokens: list[str], head: str, tail: str, relation: str) -> Located:
         if best is not None:
             _, h, t = best
             return Located((h[1], h[2]), (t[1], t[2]), h[3], t[3])
-        # every tail overlaps every head (e.g. hypernym "Princess" only inside the name):
-        # keep the better-ranked head and report the tail as not located
-        h = min(heads)
-        return Located((h[1], h[2]), NOT_FOUND, h[3], "none")
+        if not utails:
+            # every tail is part of a head mention (e.g. hypernym "Princess" only inside the name):
+            # keep the better-ranked head and report the tail as not located
+            h = min(heads)
+            return Located((h[1], h[2]), NOT_FOUND, h[3], "none")
+        heads, tails = uheads, utails  # the head is named only inside the tail's name: not located
     h = min(heads) if heads else None
     t = min(tails) if tails else None
     return Located(

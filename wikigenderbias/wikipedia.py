@@ -79,30 +79,36 @@ def iter_pages(
     want: Callable[[str], bool] | None = None,
     issues: Issues | None = None,
     stats: dict[str, int] | None = None,
+    byte_range: tuple[int, int] | None = None,
 ) -> Iterator[Page]:
     """Articles of one dump file, in order. ``want(title)`` (if given) filters pages before they
-    are parsed. Skipped and bad pages are counted in ``stats`` / ``issues``."""
+    are parsed. Skipped and bad pages are counted in ``stats`` / ``issues``. ``byte_range``:
+    only the bz2 streams in these bytes of a multistream dump (:mod:`wikigenderbias.multistream`)."""
     p = os.fspath(path)
     issues = issues if issues is not None else Issues()
     stats = stats if stats is not None else {}
     for k in ("pages", "articles", "redirects", "other_namespace", "not_wanted", "bad_pages"):
         stats.setdefault(k, 0)
-    fmt = detect_format(p)
+    fmt = "xml" if byte_range is not None else detect_format(p)
     if fmt == "xml":
-        yield from _iter_xml(p, want, issues, stats)
+        yield from _iter_xml(p, want, issues, stats, byte_range)
     elif fmt == "jsonl":
         yield from _iter_jsonl(p, want, issues, stats)
     else:
         yield from _iter_doc(p, want, issues, stats)
 
 
-def _iter_xml(p: str, want, issues: Issues, stats: dict) -> Iterator[Page]:
+def _iter_xml(p: str, want, issues: Issues, stats: dict, byte_range=None) -> Iterator[Page]:
     name = os.path.basename(p)
+    lines = open_lines(p)
+    if byte_range is not None:  # pages located as file@start:line (line within the range)
+        from wikigenderbias.multistream import range_lines
+        lines, name = range_lines(p, *byte_range), f"{name}@{byte_range[0]}"
     buf: list[bytes] | None = None
     skipping = False
     start = 0
     seen_page = False
-    for lineno, raw in enumerate(open_lines(p), 1):
+    for lineno, raw in enumerate(lines, 1):
         if buf is None and not skipping:
             if raw.lstrip().startswith(b"<page>"):
                 seen_page = True
@@ -415,7 +421,11 @@ _ABBREVIATIONS = frozenset(
     "inc ltd co corp bros jan feb mar apr jun jul aug sep sept oct nov dec ca approx vol pp op "
     "fig al u.s e.g i.e b d c fl r".split()
 )
-_SENT_END = re.compile(r"[.!?][\"”’')\]]*\s+(?=[\"“‘(\[]?[A-Z0-9À-ÖØ-Þ])")
+# end mark, closing quotes, citation markers ("[1]", "[citation needed]": kept), then space and a capital, digit or
+# opening quote, or a capitalized word glued on ("pathologist.Ogilvie", "1990.[3]He"; checked in split_sentences)
+_CLOSE, _MARKERS = r"[\"”’')\]]*", r"(?:\s?\[\s?[^\[\]\s][^\[\]]{0,30}\])*"
+_SENT_END = re.compile(r"[.!?]" + _CLOSE + _MARKERS
+                       + r"(?:\s+(?=[\"“‘'`(\[]{0,2}[A-Z0-9À-ÖØ-Þ])|(?=[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]))")
 _TOKEN = re.compile(
     r"(?:[A-Z]\.){2,}"                                   # U.S., J.R.R.
     r"|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Mt|Ft|Lt|Col|Gen|Sgt|Capt|Rev|Prof|Hon|Sen|Gov)\.(?=\s+[A-Z])"
@@ -432,22 +442,22 @@ def split_sentences(paragraph: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _SENT_END.finditer(paragraph):
-        end = m.start() + 1
-        if paragraph[m.start()] == ".":
-            end0 = m.start()
+        i = m.start()
+        if not paragraph[m.end() - 1].isspace() and not (i >= 2 and paragraph[i - 2:i].isalnum()):
+            continue  # glued ("pathologist.Ogilvie") only after a word of two letters or digits
+        # a period before a closing quote ends the sentence even after an abbreviation ('"No." She')
+        if paragraph[i] == "." and paragraph[i + 1:i + 2] not in ('"', "”", "’", "'"):
             # the word before the period (what r"(\S+)$" matches, found from the right)
-            last = paragraph[start:end0].rsplit(None, 1) if end0 > start and not paragraph[end0 - 1].isspace() else []
+            last = paragraph[start:i].rsplit(None, 1) if i > start and not paragraph[i - 1].isspace() else []
             word = last[-1].lstrip("([\"'“‘").lower() if last else ""
             if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) \
                     or re.fullmatch(r"(?:[a-z]\.)+[a-z]", word):
                 continue
-        s = paragraph[start:end + len(m.group()) - 1].strip()
-        if s:
-            out.append(s)
+        if paragraph[start:m.end()].strip():
+            out.append(paragraph[start:m.end()].strip())
         start = m.end()
-    tail = paragraph[start:].strip()
-    if tail:
-        out.append(tail)
+    if paragraph[start:].strip():
+        out.append(paragraph[start:].strip())
     return out
 
 

@@ -41,6 +41,23 @@ class KGEModel(nn.Module):
         """
         raise NotImplementedError
 
+    # -- training: positives and their negatives ----------------------------------------------
+    def score_pairs(self, h: torch.Tensor, r: torch.Tensor, t: torch.Tensor, e: torch.Tensor,
+                    corrupt_head: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Scores of positives ``[B]`` and of their negatives ``[B, k]``: negative ``j`` of triple ``i``
+        replaces its head (``corrupt_head[i, j]``) or its tail by the entity vector ``e[i, j]``
+        (``h, t [B, d]``, ``e [B, k, d]``). Differentiable (the trainer's autograd path).
+
+        A model may also offer ``score_pairs_grad(h, r, t, e, corrupt_head) -> (pos, neg, backward)``
+        with ``backward(dL/dpos, dL/dneg) -> (per_id [B * (2 + k), d], [(param, grad)])`` in closed
+        form (the trainer's fast path): ``per_id`` the gradients of ``h``, ``t`` and ``e`` (flattened)
+        in that order, ``grad`` dense for the small per-relation tables. A test checks it against
+        autograd through this method."""
+        ch = corrupt_head[..., None]
+        nh = torch.where(ch, e, h[:, None])
+        nt = torch.where(ch, t[:, None], e)
+        return self.score_emb(h, r, t), self.score_emb(nh, r[:, None], nt)
+
     # -- conveniences built on score_emb ---------------------------------------------------
     def entity_vectors(self, ids: torch.Tensor | None = None) -> torch.Tensor:
         w = self.entity.weight

@@ -53,3 +53,38 @@ def rank_sq_dist_all(q: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
     """``2 q.c - |c|^2`` = ``-||q - c||^2 + |q|^2``: per row a strictly increasing function of
     ``-||q - c||``, so it ranks candidates exactly like the distance score, in one ``addmm``."""
     return torch.addmm((cand * cand).sum(-1).neg_()[None, :], q, cand.T, alpha=2.0)
+
+
+def distance(x: torch.Tensor, p_norm: int) -> torch.Tensor:
+    """``||x||_p`` over the last dimension (p = 1 or 2)."""
+    return torch.linalg.vector_norm(x, ord=p_norm, dim=-1)
+
+
+def distance_grad(x: torch.Tensor, norm: torch.Tensor, coef: torch.Tensor, p_norm: int) -> torch.Tensor:
+    """``coef * d||x||_p / dx`` (``coef`` of the shape of ``norm``); 0 where ``x`` is 0, as autograd."""
+    if p_norm == 1:
+        return torch.sign(x).mul_(coef[..., None])
+    return x * (coef / norm.clamp_min(1e-12))[..., None]
+
+
+def translation_grads(gp: torch.Tensor, gn: torch.Tensor, corrupt_head: torch.Tensor, sign: torch.Tensor):
+    """Gradients of a translation ``D = head_part + rel_part - tail_part`` scored for positives and
+    their negatives, from ``gp = dL/dD_pos [B, d]`` and ``gn = dL/dD_neg [B, k, d]`` (a negative's
+    replaced side holds the new entity, its other side the positive's own; ``sign [B, k, 1]`` is +1
+    where the head was replaced, -1 where the tail was). Returns ``(per_id [B * (2 + k), d], g_rel
+    [B, d])``: the gradients of the head, tail and new-entity vectors (in that order, one buffer,
+    as the trainer scatters them) and of the translation."""
+    b, k, d = gn.shape
+    out = torch.empty((b * (2 + k), d), dtype=gn.dtype, device=gn.device)
+    g_h, g_t, g_e = out[:b], out[b:2 * b], out[2 * b:].view(b, k, d)
+    torch.mul(gn, sign, out=g_e)
+    if k == 1:  # no sums over the negatives: views
+        gn_all = gn[:, 0]
+        gn_head = (gn_all + g_e[:, 0]).mul_(0.5)  # gn where the head was replaced, else 0
+    else:
+        gn_all = gn.sum(1)
+        gn_head = (gn_all + g_e.sum(1)).mul_(0.5)
+    # head: gp + negatives with the tail replaced; tail: -(gp + negatives with the head replaced)
+    torch.add(gp, gn_all, out=g_h).sub_(gn_head)
+    torch.add(gp, gn_head, out=g_t).neg_()
+    return out, gp + gn_all

@@ -4,7 +4,8 @@ from __future__ import annotations
 import torch
 
 from kge.models.base import KGEModel
-from kge.models.common import neg_sq_dist_all, normalize_rows_, rank_sq_dist_all, sparse_embedding
+from kge.models.common import (distance, distance_grad, neg_sq_dist_all, normalize_rows_, rank_sq_dist_all,
+                               sparse_embedding, translation_grads)
 
 
 class TransE(KGEModel):
@@ -33,10 +34,32 @@ class TransE(KGEModel):
     def score_emb(self, h, r, t):
         return -(h + self.relation(r) - t).norm(p=self.p_norm, dim=-1)
 
+    def score_pairs_grad(self, h, r, t, e, corrupt_head):
+        """:meth:`score_pairs` and its gradient in closed form (the trainer's fast path): a negative
+        is ``base + sign * e`` with ``base = r - t`` (head replaced, sign +1) or ``h + r`` (tail
+        replaced, sign -1)."""
+        rv = self.relation.weight.index_select(0, r)
+        qt = h + rv  # h + r
+        dp = qt - t  # h + r - t
+        base = torch.where(corrupt_head[..., None], (rv - t)[:, None], qt[:, None])
+        sign = corrupt_head.to(e.dtype).mul_(2).sub_(1)[..., None]
+        dn = torch.addcmul(base, e, sign)
+        p = self.p_norm
+        sp, sn = distance(dp, p), distance(dn, p)
+
+        def backward(dpos, dneg):
+            gp = distance_grad(dp, sp, dpos.neg(), p)  # dL/d(h + r - t); the score is -distance
+            gn = distance_grad(dn, sn, dneg.neg(), p)
+            per_id, g_rel = translation_grads(gp, gn, corrupt_head, sign)
+            g_r = torch.zeros_like(self.relation.weight).index_add_(0, r, g_rel)
+            return per_id, [(self.relation.weight, g_r)]
+
+        return sp.neg(), sn.neg(), backward
+
     @staticmethod
     def project_entities(x: torch.Tensor) -> torch.Tensor:
-        """The entity constraint: unit L2 norm (applied to rows touched by a training step)."""
-        return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        """The entity constraint, in place: unit L2 norm (applied to rows touched by a training step)."""
+        return x.div_(torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min_(1e-12))
 
     def constrain_(self, entity_ids: torch.Tensor | None = None) -> None:
         normalize_rows_(self.entity.weight, entity_ids)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 from kge.models.base import KGEModel
-from kge.models.common import neg_sq_dist_all, normalize_rows_, rank_sq_dist_all, sparse_embedding
+from kge.models.common import (distance, distance_grad, neg_sq_dist_all, normalize_rows_, rank_sq_dist_all,
+                               sparse_embedding, translation_grads)
 
 
 class TransH(KGEModel):
@@ -41,20 +42,54 @@ class TransH(KGEModel):
         w = self.normals(r)
         return -(self.project(h, w) + self.relation(r) - self.project(t, w)).norm(p=self.p_norm, dim=-1)
 
+    def score_pairs_grad(self, h, r, t, e, corrupt_head):
+        """:meth:`score_pairs` and its gradient in closed form (the trainer's fast path). The
+        projection is linear, so ``D = P_w(u) + d_r`` with ``u = h - t`` (a negative: ``e - t`` or
+        ``h - e``); ``dL/du = P_w(G)``, ``dL/dd_r = G``, ``dL/dw = -((G.w) u + (w.u) G)``, taken
+        through the normalisation of ``w`` to the stored normal."""
+        nv = self.normal.weight.index_select(0, r)
+        n_len = nv.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        w = nv / n_len
+        dr = self.relation.weight.index_select(0, r)
+        up = h - t
+        sign = corrupt_head.to(e.dtype).mul_(2).sub_(1)[..., None]
+        un = torch.addcmul(torch.where(corrupt_head[..., None], t.neg()[:, None], h[:, None]), e, sign)
+        wn = w[:, None]
+        wu_p = (w * up).sum(-1, keepdim=True)
+        wu_n = (wn * un).sum(-1, keepdim=True)
+        dp = up - wu_p * w + dr
+        dn = un - wu_n * wn + dr[:, None]
+        p = self.p_norm
+        sp, sn = distance(dp, p), distance(dn, p)
+
+        def backward(dpos, dneg):
+            gp = distance_grad(dp, sp, dpos.neg(), p)
+            gn = distance_grad(dn, sn, dneg.neg(), p)
+            wg_p = (w * gp).sum(-1, keepdim=True)
+            wg_n = (wn * gn).sum(-1, keepdim=True)
+            per_id, _ = translation_grads(gp - wg_p * w, gn - wg_n * wn, corrupt_head, sign)
+            g_w = (wg_p * up + wu_p * gp).add_((wg_n * un + wu_n * gn).sum(1)).neg_()
+            g_n = (g_w - (w * g_w).sum(-1, keepdim=True) * w).div_(n_len)
+            g_d = gp + gn.sum(1)
+            return per_id, [(self.relation.weight, torch.zeros_like(self.relation.weight).index_add_(0, r, g_d)),
+                            (self.normal.weight, torch.zeros_like(self.normal.weight).index_add_(0, r, g_n))]
+
+        return sp.neg(), sn.neg(), backward
+
     @staticmethod
     def project_entities(x: torch.Tensor) -> torch.Tensor:
-        """The entity constraint: inside the unit L2 ball."""
-        return x / x.norm(dim=-1, keepdim=True).clamp_min(1.0)
+        """The entity constraint, in place: inside the unit L2 ball."""
+        return x.div_(torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min_(1.0))
 
     def constrain_(self, entity_ids: torch.Tensor | None = None) -> None:
         normalize_rows_(self.entity.weight, entity_ids, maxnorm=True)
 
     def _all(self, q, r, cand, rank_only: bool = False):
         """q: [B, d] already projected & translated; rank all cand projected per relation."""
-        out = torch.empty(q.shape[0], cand.shape[0], dtype=q.dtype)
+        out = torch.empty(q.shape[0], cand.shape[0], dtype=q.dtype, device=q.device)
         for rid in torch.unique(r).tolist():
             rows = (r == rid).nonzero().squeeze(1)
-            w = self.normals(torch.tensor([rid]))[0]
+            w = self.normals(torch.tensor([rid], device=r.device))[0]
             cp = self.project(cand, w)
             if self.p_norm == 2:
                 out[rows] = (rank_sq_dist_all if rank_only else neg_sq_dist_all)(q[rows], cp)

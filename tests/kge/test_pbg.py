@@ -60,19 +60,25 @@ def test_partitions_are_balanced_and_bijective():
 
 
 def test_export_writes_a_job(tmp_path):
+    from kge.pbg_export import bucket_path, export_job
+    from kge.pbg_source import from_graph
+
     g = tiny_graph()
     cfg = pbg.PBGConfig(model="distmult", dim=8, num_partitions=2, batch_size=100, num_batch_negs=10)
-    job = pbg.export_pbg(g, tmp_path / "job", cfg)
+    job = tmp_path / "job"
+    export_job(from_graph(g), job, cfg.pbg_dict(g.relations), seed=0, max_edges_per_chunk=10**6)
     meta = json.loads((job / "job.json").read_text())
     assert meta["config"]["entities"] == {"all": {"num_partitions": 2}}
     assert [r["operator"] for r in meta["config"]["relations"]] == ["diagonal"] * 3
     assert meta["config"]["comparator"] == "dot" and meta["config"]["dynamic_relations"] is False
-    assert (np.load(job / "edges.npy") == g.train).all()
-    assert np.load(job / "partition.npy").shape == (g.num_entities, 2)
+    assert np.load(job / "partition.npy").shape == (g.num_entities,)
+    assert sum(np.load(bucket_path(job / "edges", lhs, rhs)).shape[1] for lhs in range(2) for rhs in range(2)) \
+        == len(g.train)
     # a finished run of another config is not reused
     (job / "out").mkdir()
     (job / "out" / "DONE").write_text("ok")
-    pbg.export_pbg(g, job, pbg.PBGConfig(model="transe", dim=8, batch_size=100, num_batch_negs=10))
+    cfg2 = pbg.PBGConfig(model="transe", dim=8, batch_size=100, num_batch_negs=10)
+    export_job(from_graph(g), job, cfg2.pbg_dict(g.relations), seed=0, max_edges_per_chunk=10**6)
     assert not (job / "out").exists()
 
 
@@ -117,9 +123,9 @@ def test_round_trip_two_partitions_and_bias_measures(tmp_path):
     g = tiny_graph()
     cfg = pbg.PBGConfig(model="transe", dim=16, num_partitions=2, epochs=20, lr=0.05, batch_size=100,
                         num_batch_negs=10, num_uniform_negs=10, margin=1.0)
-    res = pbg.train_pbg(g, cfg, tmp_path / "emb", job_dir=tmp_path / "job")
+    res = pbg.train_pbg(g, cfg, tmp_path / "emb", job_dir=tmp_path / "job", keep_job=True)
     assert (tmp_path / "job" / "checkpoint").is_dir()
-    assert len(list((tmp_path / "job" / "edges").glob("edges_*_*.h5"))) == 4  # 2 x 2 buckets
+    assert len(list((tmp_path / "job" / "edges").glob("bucket_*_*.npy"))) == 4  # 2 x 2 buckets
     model = res.model
     assert tuple(model.entity.weight.shape) == (g.num_entities, 16)
     # the imported model scores training triples above corrupted ones (PBG learned, we mapped right)

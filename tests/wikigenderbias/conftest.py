@@ -36,7 +36,7 @@ def tiny_entities() -> dict[str, list[dict]]:
 
     return {
         "train": [
-            ent("t-0", "Jane Roe", "female", "John Roe", ["Roe married John Roe in 1950 .", "She met John Roe ."],
+            ent("t-0", "Jane Roe", "female", "John Roe", ["Roe married John Roe in 1950 .", "Jane met John Roe ."],
                 "Piqua, Kansas", ["Roe was born in Piqua , Kansas ."]),
             ent("t-1", "Max Mustermann", "male", "Erika Mustermann", ["Mustermann married Erika Mustermann ."],
                 "Berlin", ["Max Mustermann grew up in Berlin ."]),

@@ -343,7 +343,7 @@ def test_main_process_keeps_summaries_only_and_splits_come_sorted(dumps, monkeyp
     db, wiki, tmp = dumps
     real_run, real_save = b._run_parts, b.save_part
     returned, saved_here = [], []
-    monkeypatch.setattr(b, "_run_parts", lambda *a, **k: returned.extend(real_run(*a, **k)) or returned)
+    monkeypatch.setattr(b, "_run_parts", lambda *a, **k: (lambda r: returned.extend(r[0]) or r)(real_run(*a, **k)))
     monkeypatch.setattr(b, "save_part", lambda *a: saved_here.append(a[1]) or real_save(*a))
     build(config(db, wiki, tmp / "out", workers=2))
     assert len(returned) == 3

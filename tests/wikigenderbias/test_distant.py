@@ -21,7 +21,7 @@ S4 = "Her father was Lord Byron ."
 S5 = "Ada was the only legitimate child of Lord Byron ."
 S6 = "Lovelace died on 27 November 1852 ."
 S7 = "Lovelace 's daughter was born in 1815 ."     # the year alone is not a birthDate mention
-S8 = "The Earl of Lovelace was a Lovelace ."     # surname only: the head's own name
+S8 = "Lady Lovelace was a Lovelace ."     # surname only: the head's own name (the spouse's is "Earl of Lovelace")
 SENTENCES = [S1, S2, S3, S4, S5, S6, S7, S8]
 
 

@@ -38,6 +38,7 @@ class PipelineConfig:
     selector: str = "attention"
     debias: list[str] = field(default_factory=lambda: ["cda"])
     kge_model: str = "transe"
+    kge_engine: str = "ours"              # "pbg": embeddings trained by PyTorch-BigGraph (kge.pbg)
     measures: list[str] = field(default_factory=lambda: list(DEFAULT_MEASURES))
     link_fb13: bool = False
     min_score: float = 0.0
@@ -52,9 +53,17 @@ class PipelineConfig:
         """The configuration of one seed's run (its own sub-folder)."""
         return replace(self, seed=int(seed), seeds=None)
 
+    def record(self) -> dict[str, Any]:
+        """The configuration as saved in a run folder (``kge_engine`` only when it is not ours, so
+        folders written before the option existed still match)."""
+        d = asdict(self)
+        if d.get("kge_engine") == "ours":
+            d.pop("kge_engine")
+        return d
+
     def study_record(self) -> dict[str, Any]:
         """Everything but the seeds: what every seed of one output folder must share."""
-        d = asdict(self)
+        d = self.record()
         d.pop("seed")
         d.pop("seeds")
         return d
@@ -106,6 +115,16 @@ class PipelineConfig:
         for m in self.measures:
             MEASURES.canonical(m)
         MODELS.canonical(self.kge_model)
+        if self.kge_engine not in ("ours", "pbg"):
+            raise ValueError(f"kge_engine must be 'ours' or 'pbg', got {self.kge_engine!r}")
+        if self.kge_engine == "pbg":  # its model and its interpreter, before hours of extraction
+            from kge.pbg import PBGConfig, pbg_python
+
+            PBGConfig(model=self.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"], seed=self.seed)
+            try:
+                pbg_python()
+            except RuntimeError as e:
+                raise ValueError(str(e)) from None
         # both trainers' configs as the stages will build them: a bad value fails here, not after hours
         ExtractorConfig(encoder=self.encoder, selector=self.selector, seed=self.seed, epochs=s["re_epochs"],
                     word_dim=s["word_dim"], hidden=s["hidden"], w2v_epochs=s["w2v_epochs"],

@@ -113,7 +113,7 @@ def _record_config(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     saved = out / "config.json"
-    record = {"config": asdict(cfg), "settings": s, "version": __version__}
+    record = {"config": cfg.record(), "settings": s, "version": __version__}
     if saved.exists():
         prev = json.loads(saved.read_text())
         if prev.get("config") != record["config"] or prev.get("settings") != record["settings"]:
@@ -189,6 +189,12 @@ def _graph_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], out: P
 
         def embed(emb_dir=emb_dir, build_graph=build_graph):
             g = build_graph()
+            if cfg.kge_engine == "pbg":  # PyTorch-BigGraph, one partition: these graphs are small
+                from kge.pbg import PBGConfig, train_pbg
+
+                train_pbg(g, PBGConfig(model=cfg.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"], seed=cfg.seed),
+                          emb_dir, log=log)
+                return
             kcfg = EmbeddingConfig(model=cfg.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"],
                                   batch_size=s["kge_batch_size"], seed=cfg.seed, evaluate_test=False,
                                   num_threads=cfg.threads)
