@@ -50,7 +50,7 @@ from wikigenderbias.executors import process_part, run_dask, run_pool
 from wikigenderbias.export import remove_stale_temp, without_located
 from wikigenderbias.multistream import is_index
 from wikigenderbias.parts import (PartResult, PartSpec, PartSummary, cache_dir, load_part, merged_records, part_key,
-                                  plan_parts, records_file, remove_stale_files, save_part)
+                                  fewer_collections, plan_parts, records_file, remove_stale_files, save_part)
 from wikigenderbias.schema import GENDERS, POSITIVE_RELATIONS, RELATIONS, SPLITS
 from wikigenderbias.split import SplitConfig, split_entities
 from wikigenderbias.wikipedia import detect_format
@@ -186,9 +186,12 @@ def _run_parts(config: BuildConfig, parts: list[PartSpec], persons: dict[str, Pe
                  tick=bar.update, on_done=finish)
     elif config.n_workers == 1 or len(todo) == 1:
         for spec in todo:
-            res = process_part(spec.path, persons, config.distant, byte_range=spec.byte_range, tick=bar.update,
-                               issue_limit=config.issue_limit)
-            finish(save_part(cache, keys[spec.label], res))
+            with fewer_collections():  # until the part's records are written and dropped
+                res = process_part(spec.path, persons, config.distant, byte_range=spec.byte_range, tick=bar.update,
+                                   issue_limit=config.issue_limit)
+                summary = save_part(cache, keys[spec.label], res)
+                del res
+            finish(summary)
     else:
         run_pool(todo, persons, config.distant, workers=config.n_workers, issue_limit=config.issue_limit,
                  cache=cache, keys=keys, tick=bar.update, on_done=finish)

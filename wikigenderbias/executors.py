@@ -88,9 +88,12 @@ def _init_worker(persons, distant, issue_limit, q, cache) -> None:
 
 def _worker_part(spec: PartSpec, key: str) -> PartSummary:
     q = _CTX["queue"]
-    res = process_part(spec.path, _CTX["persons"], _CTX["distant"], byte_range=spec.byte_range, tick=q.put,
-                       issue_limit=_CTX["issue_limit"])
-    return save_part(_CTX["cache"], key, res)
+    with fewer_collections():  # until the part's records are written and dropped
+        res = process_part(spec.path, _CTX["persons"], _CTX["distant"], byte_range=spec.byte_range, tick=q.put,
+                           issue_limit=_CTX["issue_limit"])
+        summary = save_part(_CTX["cache"], key, res)
+        del res
+    return summary
 
 
 def _dask_part(spec: PartSpec, persons: dict[str, PersonFacts], distant, issue_limit) -> PartResult:
