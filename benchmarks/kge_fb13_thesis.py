@@ -71,6 +71,18 @@ def frequency_baseline(graph) -> dict:
     return rank_metrics(ranks)
 
 
+def frequency_baseline_by_relation(graph) -> dict:
+    import copy
+
+    names = graph.relations if hasattr(graph, "relations") else [str(r) for r in range(graph.num_relations)]
+    out = {}
+    for r in np.unique(graph.test[:, 1]):
+        g = copy.copy(graph)
+        g.test = graph.test[graph.test[:, 1] == r]
+        out[names[r]] = frequency_baseline(g)
+    return out
+
+
 def run_model(name: str, args, graph) -> dict:
     from kge.train import train
     from kge.train_profiles import PROFILES, profile_config
@@ -86,8 +98,26 @@ def run_model(name: str, args, graph) -> dict:
            "wall_seconds_this_call": time.perf_counter() - w0, "cpu_seconds_this_call": time.process_time() - c0,
            "resumed_from_epoch": res.resumed_from_epoch, "load_before": load0, "load_after": _load(),
            "loss_curve": [(h["epoch"], round(h["loss"], 6)) for h in res.history]}
+    rec.update(tail_breakdown(res.model, graph))
     _write(Path(args.runs_dir) / name / "thesis_benchmark.json", json.dumps(rec, indent=2))
     return rec
+
+
+def tail_breakdown(model, graph) -> dict:
+    """Tail-side filtered Hits@10 per test relation, and ranked only among the entities seen as the
+    relation's tails in training (OpenKE's ``type_constrain=True``)."""
+    from kge.evaluate import filtered_ranks, rank_metrics, type_masks
+
+    test, R = graph.test, graph.num_relations
+    free = filtered_ranks(model, test, graph.all_triples(), R, sides=("tail",), progress=False)["tail"]
+    typed = filtered_ranks(model, test, graph.all_triples(), R, sides=("tail",), progress=False,
+                           type_constrain=type_masks(graph.train, graph.num_entities, R))["tail"]
+    names = graph.relations if hasattr(graph, "relations") else [str(r) for r in range(R)]
+    by_rel = {names[r]: {"n": int((test[:, 1] == r).sum()),
+                         "hits_at_10": float(np.mean(free[test[:, 1] == r] <= 10)),
+                         "hits_at_10_type_constrained": float(np.mean(typed[test[:, 1] == r] <= 10))}
+              for r in np.unique(test[:, 1])}
+    return {"tail_type_constrained": rank_metrics(typed), "tail_by_relation": by_rel}
 
 
 def markdown(out: dict) -> str:
@@ -102,8 +132,9 @@ def markdown(out: dict) -> str:
              f"{out['note']} Started {out['started']}, finished {out['finished']}.", "",
              f"Profile fields: `{json.dumps(out['profile_fields'])}`.", "",
              "| model | epochs | stopped by | train time (s) | wall time of the run (s) | CPU time (s) | "
-             "**tail Hits@10** | thesis (OpenKE) | tail MRR | head Hits@10 | both-sides Hits@10 | load avg before -> after |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "**tail Hits@10** | tail Hits@10, type-constrained | thesis (OpenKE) | tail MRR | head Hits@10 | "
+             "both-sides Hits@10 | load avg before -> after |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in out["models"]:
         t = r["test"] or {}
         tail, head = (t.get("sides") or {}).get("tail", {}), (t.get("sides") or {}).get("head", {})
@@ -111,11 +142,24 @@ def markdown(out: dict) -> str:
         lines.append(f"| {r['model']} | {r['epochs_run']} | {r['stop_reason']} | {r['train_seconds']:.0f} | "
                      f"{r['wall_seconds_this_call']:.0f} | {r['cpu_seconds_this_call']:.0f} | "
                      f"**{tail.get('hits_at_10', float('nan')):.4f}** | "
+                     f"{(r.get('tail_type_constrained') or {}).get('hits_at_10', float('nan')):.4f} | "
                      f"{ref.get('hits_at_10', float('nan')):.2f} ({ref.get('epochs', '?')} epochs) | "
                      f"{tail.get('mrr', float('nan')):.4f} | {head.get('hits_at_10', float('nan')):.4f} | "
                      f"{t.get('hits_at_10', float('nan')):.4f} | {r['load_before']} -> {r['load_after']} |")
-    lines.append(f"| frequency baseline (no embeddings) | - | - | - | - | - | {b['hits_at_10']:.4f} | - | "
-                 f"{b['mrr']:.4f} | - | - | - |")
+    lines.append(f"| frequency baseline (no embeddings) | - | - | - | - | - | {b['hits_at_10']:.4f} | "
+                 f"{b['hits_at_10']:.4f} | - | {b['mrr']:.4f} | - | - | - |")
+    rels = [m for m in out["models"] if m.get("tail_by_relation")]
+    if rels:
+        names = list(rels[0]["tail_by_relation"])
+        lines += ["", "Tail Hits@10 per test relation (type-constrained in brackets):", "",
+                  "| relation | test triples | frequency baseline | " + " | ".join(m["model"] for m in rels) + " |",
+                  "|---|---|---|" + "---|" * len(rels)]
+        fb = out.get("frequency_baseline_by_relation", {})
+        for n in names:
+            cells = [f"{m['tail_by_relation'][n]['hits_at_10']:.3f} "
+                     f"({m['tail_by_relation'][n]['hits_at_10_type_constrained']:.3f})" for m in rels]
+            lines.append(f"| {n} | {rels[0]['tail_by_relation'][n]['n']:,} | "
+                         f"{fb.get(n, {}).get('hits_at_10', float('nan')):.3f} | " + " | ".join(cells) + " |")
     lines += ["", "Wall and CPU time of a run include the final filtered evaluation of both sides (L1 distances "
               "rank all entities with a pairwise distance, slower than L2's matrix product). Command:", "",
               f"    {out['command']}", ""]
@@ -159,6 +203,7 @@ def main(argv=None) -> int:
            "thesis": THESIS, "command": "python " + " ".join(shlex.quote(a) for a in [sys.argv[0], *sys.argv[1:]]),
            "started": time.strftime("%Y-%m-%d %H:%M:%S"), "load_start": _load(), "models": []}
     out["frequency_baseline"] = frequency_baseline(graph)
+    out["frequency_baseline_by_relation"] = frequency_baseline_by_relation(graph)
     print("frequency baseline (tail):", json.dumps(out["frequency_baseline"]), flush=True)
     for m in models:
         print(f"== {m}", flush=True)

@@ -104,6 +104,13 @@ def plan(m: dict, entities: int, edges: int, machines: int, cores: int, memory_g
             "pbg_hdf5_floor_gb": round(p * p * 3 * 50 * 2 ** 20 / 1e9, 1)}
 
 
+def _rel(path) -> str:
+    """A path inside the repository as the repository sees it (results files are committed)."""
+    p = Path(path).resolve()
+    root = Path(__file__).resolve().parents[1]
+    return str(p.relative_to(root)) if p.is_relative_to(root) else str(path)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scaling", default=str(RESULTS / "kge_pbg_scaling.json"))
@@ -119,7 +126,7 @@ def main() -> None:
                                                  args.epochs) for k in (1, 2, 4, 8)]}
             for name, s in SCENARIOS.items()}
     res = {"benchmark": "kge_pbg_projection", "command": "python " + " ".join(sys.argv),
-           "date": time.strftime("%Y-%m-%d %H:%M:%S"), "scaling_results": args.scaling,
+           "date": time.strftime("%Y-%m-%d %H:%M:%S"), "scaling_results": _rel(args.scaling),
            "scaling_date": sc["date"], "assumptions": {"cores_per_machine": args.cores, "memory_gb": args.memory_gb,
                                                        "epochs": args.epochs, "hogwild_scaling": "linear in cores "
                                                        "and machines (not measured here)"},
@@ -131,7 +138,7 @@ def main() -> None:
     atomic_write_json(Path(f"{base}.json"), res, indent=1)
     tm = m["training_memory_fit"]
     md = ["# PyTorch-BigGraph: projection for a Wikidata-scale graph (on paper)", "",
-          f"From `{args.scaling}` ({sc['date']}, load average {min(m['loadavg_of_runs']):.1f}-"
+          f"From `{_rel(args.scaling)}` ({sc['date']}, load average {min(m['loadavg_of_runs']):.1f}-"
           f"{max(m['loadavg_of_runs']):.1f} during the synthetic runs: a shared machine, so the rate below is a "
           "lower bound of an idle core's). Command: `" + res["command"] + "`.", "",
           f"Measured: {m['steady_edges_per_second_one_worker']:,.0f} edges a second for one Hogwild worker (TransE, "

@@ -8,8 +8,11 @@ Runs (each one a `wgb kge train` process; two at once for the 2-rank loopback ru
 - a graph from the project's synthetic generator (``kge.synthetic``, ``--persons`` persons: about
   10x FB13's train triples at the default) with 1, 2 and 4 partitions, plus 4 partitions on 2
   loopback ranks;
-- determinism: two more same-seed FB13 runs (2 partitions) with PBG's seeding as shipped
-  (``"deterministic": false``) and one with ours, each compared with the 2-partition run above.
+- determinism: four more FB13 runs (2 partitions, one seed): two with wgb's seeding and two with
+  PBG's seeding as shipped (``"deterministic": false``); each pair compared.
+
+``--resume`` keeps the runs already in the results file and does only the missing parts (e.g.
+``--parts determinism --resume``).
 
 Each run records wall time, export / train / import seconds, PBG's start-up vs. steady edges a
 second (``kge.pbg_worker``), peak memory (the CLI process's RSS; the PSS of PBG's process tree),
@@ -141,6 +144,8 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=100)
     ap.add_argument("--test-sample", type=int, default=2000)
     ap.add_argument("--render", metavar="JSON", help="only rewrite the .md next to this results .json")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs already in the results file (same --work) and do only the missing ones")
     args = ap.parse_args()
     if args.render:
         write_results(json.loads(Path(args.render).read_text()), Path(args.render).with_suffix(""))
@@ -154,6 +159,12 @@ def main() -> None:
     res: dict = {"benchmark": "kge_pbg_scaling", "command": "python " + " ".join(sys.argv),
                  "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cpus": os.cpu_count(),
                  "loadavg_start": os.getloadavg(), "pbg_python": args.python, "dim": args.dim, "runs": []}
+    if args.resume and out_base.with_suffix(".json").exists():
+        res = json.loads(out_base.with_suffix(".json").read_text())
+        res["resumed"] = res.get("resumed", []) + [{"command": "python " + " ".join(sys.argv),
+                                                     "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                                     "loadavg_start": os.getloadavg()}]
+    have = {r["label"] for r in res["runs"]}
     from kge.graph import load_fb13
 
     def save() -> None:  # after every run: a failure later keeps what was measured
@@ -164,31 +175,35 @@ def main() -> None:
 
     if "fb13" in parts or "determinism" in parts:
         fb13 = load_fb13()
-    if "synthetic" in parts:
+    if "synthetic" in parts and not {"synthetic_p1", "synthetic_p2", "synthetic_p4", "synthetic_p4_2ranks"} <= have:
         path, info = synthetic_graph(work, args.persons)
         res["synthetic"] = info | {"train_vs_fb13": round(info["counts"]["train"] / 316232, 2),
                                    "entities_vs_fb13": round(info["entities"] / 75043, 2)}
         for p in (1, 2, 4):
-            res["runs"].append(run_one(f"synthetic_p{p}", path, work, p, args.synthetic_epochs, args.dim, args.python))
+            if f"synthetic_p{p}" not in have:
+                res["runs"].append(run_one(f"synthetic_p{p}", path, work, p, args.synthetic_epochs, args.dim,
+                                           args.python))
+                save()
+        if "synthetic_p4_2ranks" not in have:
+            res["runs"].append(run_one("synthetic_p4_2ranks", path, work, 4, args.synthetic_epochs, args.dim,
+                                       args.python, machines=2))
             save()
-        res["runs"].append(run_one("synthetic_p4_2ranks", path, work, 4, args.synthetic_epochs, args.dim, args.python,
-                                   machines=2))
-        save()
     if "fb13" in parts:
         for p in (1, 2, 4):
-            rec = run_one(f"fb13_p{p}", "fb13", work, p, args.fb13_epochs, args.dim, args.python)
+            if f"fb13_p{p}" not in have:
+                rec = run_one(f"fb13_p{p}", "fb13", work, p, args.fb13_epochs, args.dim, args.python)
+                rec["quality"] = quality(rec["emb"], fb13, args.test_sample)
+                res["runs"].append(rec)
+                save()
+        if "fb13_p4_2ranks" not in have:
+            rec = run_one("fb13_p4_2ranks", "fb13", work, 4, args.fb13_epochs, args.dim, args.python, machines=2)
             rec["quality"] = quality(rec["emb"], fb13, args.test_sample)
             res["runs"].append(rec)
             save()
-        rec = run_one("fb13_p4_2ranks", "fb13", work, 4, args.fb13_epochs, args.dim, args.python, machines=2)
-        rec["quality"] = quality(rec["emb"], fb13, args.test_sample)
-        res["runs"].append(rec)
-        save()
     if "determinism" in parts:
         det: dict = {"epochs": args.fb13_epochs, "partitions": 2, "workers": 1}
-        base = next((r for r in res["runs"] if r["label"] == "fb13_p2"), None)
-        if base is None:
-            base = run_one("fb13_p2", "fb13", work, 2, args.fb13_epochs, args.dim, args.python)
+        # both seeded runs made here, by this code (the fb13_p2 row may come from an earlier run)
+        base = run_one("det_ours_a", "fb13", work, 2, args.fb13_epochs, args.dim, args.python)
         cfg_off = work / "pbg_nondeterministic.json"
         cfg_off.write_text(json.dumps({"deterministic": False}))
         runs = {"ours_a": base}
@@ -235,6 +250,9 @@ def write_results(res: dict, out_base: Path) -> None:
           "`wgb kge train` process (two for 2 ranks over loopback); TransE, dim "
           f"{res['dim']}, 1 Hogwild worker, PBG defaults otherwise (batch 1000, 50 batch + 50 uniform negatives, "
           "Adagrad lr 0.1).", ""]
+    for rs in res.get("resumed", []):
+        md += [f"Resumed with `{rs['command']}` ({rs['date']}; load average {rs['loadavg_start'][0]:.1f} at its "
+               "start): the runs above were kept, the missing ones done.", ""]
     if "synthetic" in res:
         sy = res["synthetic"]
         md += [f"Synthetic graph (`kge.synthetic.generate`, persons with gender and occupation): "

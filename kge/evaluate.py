@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from kge.graph import KnowledgeGraph
 
-__all__ = ["FilterIndex", "RankingMetrics", "filtered_ranks", "rank_metrics", "evaluate", "evaluate_triples"]
+__all__ = ["FilterIndex", "RankingMetrics", "filtered_ranks", "rank_metrics", "evaluate", "evaluate_triples", "type_masks"]
 
 HITS_AT = (1, 3, 10)
 
@@ -97,9 +97,21 @@ def rank_metrics(ranks: np.ndarray) -> dict:
     return out
 
 
+def type_masks(train: np.ndarray, num_entities: int, num_relations: int) -> dict[str, torch.Tensor]:
+    """``{"head": bool [R, N], "tail": bool [R, N]}``: the entities seen on each side of each
+    relation in ``train`` (OpenKE's ``type_constrain``: a query ranks only those candidates)."""
+    train = np.asarray(train, dtype=np.int64).reshape(-1, 3)
+    out = {}
+    for side, col in (("head", 0), ("tail", 2)):
+        m = torch.zeros((num_relations, num_entities), dtype=torch.bool)
+        m[torch.from_numpy(train[:, 1]), torch.from_numpy(train[:, col])] = True
+        out[side] = m
+    return out
+
+
 @torch.no_grad()
 def _side_ranks(model, triples: np.ndarray, filt: FilterIndex | None, side: str, num_relations: int,
-                batch_size: int, bar) -> np.ndarray:
+                batch_size: int, bar, allowed: torch.Tensor | None = None) -> np.ndarray:
     R = num_relations
     if side == "tail":
         q_ent, ans = triples[:, 0], triples[:, 2]
@@ -133,6 +145,8 @@ def _side_ranks(model, triples: np.ndarray, filt: FilterIndex | None, side: str,
         if filt is not None:
             rows, cols = filt.lookup(qk)
             scores[T(rows), T(cols)] = float("-inf")
+        if allowed is not None:  # candidates of another type rank below every allowed one
+            scores.masked_fill_(~allowed.to(dev)[r_ids], float("-inf"))
         # realistic rank 1 + #better + #equal/2 = 1 + (sum(sign(s - s_true)) + n) / 2: one fused pass
         # (masked entries are -inf: "worse"; unfiltered, the answer itself is one "equal")
         n = scores.shape[1] - (0 if filt is not None else 1)
@@ -156,10 +170,14 @@ def _side_ranks(model, triples: np.ndarray, filt: FilterIndex | None, side: str,
 
 
 def filtered_ranks(model, triples, filter_triples=None, num_relations: int | None = None,
-                   batch_size: int = 128, sides=("head", "tail"), progress: bool | None = None) -> dict:
+                   batch_size: int = 128, sides=("head", "tail"), progress: bool | None = None,
+                   type_constrain: dict | None = None) -> dict:
     """Ranks of each triple's head and tail: ``{"head": float64 [N], "tail": float64 [N]}``.
 
     ``filter_triples`` (e.g. ``graph.all_triples()``) are filtered out; ``None`` = raw ranks.
+    ``type_constrain`` (:func:`type_masks` of the training triples): rank each answer only among
+    the entities seen on that side of the relation (OpenKE's ``type_constrain=True``); the answer
+    itself always counts.
     """
     triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
     R = num_relations or getattr(model, "num_relations")
@@ -173,7 +191,8 @@ def filtered_ranks(model, triples, filter_triples=None, num_relations: int | Non
             filt = None
             if filter_triples is not None:
                 filt = FilterIndex(np.concatenate([np.asarray(filter_triples).reshape(-1, 3), triples]), R, side)
-            out[side] = _side_ranks(model, triples, filt, side, R, batch_size, bar)
+            out[side] = _side_ranks(model, triples, filt, side, R, batch_size, bar,
+                                    None if type_constrain is None else type_constrain[side])
     finally:
         bar.close()
         model.train(was_training)
@@ -181,10 +200,11 @@ def filtered_ranks(model, triples, filter_triples=None, num_relations: int | Non
 
 
 def evaluate_triples(model, triples, filter_triples=None, num_relations=None, batch_size: int = 128,
-                     progress: bool | None = None) -> RankingMetrics:
+                     progress: bool | None = None, type_constrain: dict | None = None) -> RankingMetrics:
     t0 = time.perf_counter()
     triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
-    ranks = filtered_ranks(model, triples, filter_triples, num_relations, batch_size, progress=progress)
+    ranks = filtered_ranks(model, triples, filter_triples, num_relations, batch_size, progress=progress,
+                           type_constrain=type_constrain)
     both = np.concatenate([ranks["head"], ranks["tail"]])
     m = rank_metrics(both)
     return RankingMetrics(**m, num_triples=len(triples), num_ranks=len(both), filtered=filter_triples is not None,
@@ -193,11 +213,14 @@ def evaluate_triples(model, triples, filter_triples=None, num_relations=None, ba
 
 
 def evaluate(model, graph: KnowledgeGraph, split: str = "test", filtered: bool = True, batch_size: int = 128,
-             max_triples: int | None = None, seed: int = 0, progress: bool | None = None) -> RankingMetrics:
+             max_triples: int | None = None, seed: int = 0, progress: bool | None = None,
+             type_constrain: bool = False) -> RankingMetrics:
     """Filtered (default) MRR and Hits@1/3/10 of ``model`` on a split of ``graph``, both sides.
 
     ``max_triples`` evaluates a seeded random subset (e.g. for quick validation). An empty split
-    (or ``max_triples < 1``) is an error: its metrics would be NaN.
+    (or ``max_triples < 1``) is an error: its metrics would be NaN. ``type_constrain``: rank each
+    answer only among the entities seen on its side of the relation in ``graph.train`` (OpenKE's
+    ``type_constrain=True``).
     """
     if max_triples is not None and max_triples < 1:
         raise ValueError(f"max_triples must be >= 1, got {max_triples}")
@@ -211,5 +234,6 @@ def evaluate(model, graph: KnowledgeGraph, split: str = "test", filtered: bool =
     if max_triples is not None and len(triples) > max_triples:
         idx = np.sort(np.random.default_rng(seed).choice(len(triples), max_triples, replace=False))
         triples = triples[idx]
+    masks = type_masks(graph.train, graph.num_entities, graph.num_relations) if type_constrain else None
     return evaluate_triples(model, triples, graph.all_triples() if filtered else None, graph.num_relations,
-                            batch_size, progress=progress)
+                            batch_size, progress=progress, type_constrain=masks)

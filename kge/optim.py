@@ -47,18 +47,6 @@ class _UniqueRows:
         return torch.from_numpy(uniq), torch.from_numpy(self._pos[ids_np])
 
 
-_POOL: list = []
-
-
-def _helper_thread():
-    """One worker thread shared by every row optimizer of the process (created on first use)."""
-    if not _POOL:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL.append(ThreadPoolExecutor(1, thread_name_prefix="kge-rows"))
-    return _POOL[0]
-
-
 def unique_rows(ids: torch.Tensor, num: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``(sorted unique ids, inverse)`` of ``ids`` (values in ``[0, num)``)."""
     return _UniqueRows(num)(ids)
@@ -67,14 +55,17 @@ def unique_rows(ids: torch.Tensor, num: int) -> tuple[torch.Tensor, torch.Tensor
 class RowOptimizer:
     """A lazy optimizer on the rows of one embedding table.
 
-    The rows' vectors and each of their ``slots`` state vectors live in tables of their own
-    (``tables[0]``: the vectors; each ``[N, d]``, contiguous). :meth:`gather` returns the batch's
-    unique rows of every table as dense blocks and the inverse map; :meth:`step` updates the blocks
-    with the rows' summed gradients ``[U, d]`` (optionally projecting the vectors in place, e.g.
-    TransE's unit sphere) and scatters them back. On the CPU the gather and scatter are numpy's ``take`` and
-    fancy assignment on the tables' shared memory (one ``memcpy`` per row: ~3x faster here than
-    torch's ``index_copy_``); on other devices ``index_select`` / ``index_copy_``. The model's
-    weight is refreshed from the table by :meth:`sync` (done every epoch).
+    The rows' vectors and each of their ``slots`` state vectors are interleaved in one contiguous
+    store ``[N, 1 + slots, d]`` (``tables[i]``: the ``[N, d]`` view of slot ``i``; ``tables[0]``:
+    the vectors), so a row's vector and its optimizer state are one run of memory.
+    :meth:`gather` copies the batch's unique rows of every slot into contiguous blocks (kept
+    between batches) with ``index_select`` and returns them with the inverse map; :meth:`step`
+    updates the blocks with the rows' summed gradients ``[U, d]`` (optionally projecting the
+    vectors in place, e.g. TransE's unit sphere), interleaves them and writes them back with one
+    ``index_copy_``. All torch ops, parallel on torch's own threads and the same on every device
+    (a numpy gather/scatter split over a Python helper thread was half as fast on 2 cores: it
+    competed with torch's spinning OpenMP threads; ``benchmarks/results/kge_speed*.md``). The
+    model's weight is refreshed from the table by :meth:`sync` (done every epoch).
     """
 
     slots = 0
@@ -83,17 +74,16 @@ class RowOptimizer:
     def __init__(self, weight: torch.Tensor, lr: float) -> None:
         self.weight, self.lr = weight, lr
         n, d = weight.shape
-        self.cpu = weight.device.type == "cpu"
-        if self.cpu:  # numpy's large allocations are advised as transparent huge pages: fewer TLB misses
-            self.tables = [torch.from_numpy(np.zeros((n, d), dtype=np.float32)).to(weight.dtype)
-                           for _ in range(1 + self.slots)]
+        k = 1 + self.slots
+        if weight.device.type == "cpu" and weight.dtype == torch.float32:  # numpy's large allocations
+            self.store = torch.from_numpy(np.zeros((n, k, d), dtype=np.float32))  # are advised as huge pages
         else:
-            self.tables = [torch.zeros((n, d), dtype=weight.dtype, device=weight.device) for _ in range(1 + self.slots)]
+            self.store = torch.zeros((n, k, d), dtype=weight.dtype, device=weight.device)
+        self.tables = [self.store[:, i] for i in range(k)]
         self.tables[0].copy_(weight.detach())
-        self._np = [t.numpy() for t in self.tables] if self.cpu else None
         self.step_count = 0
         self._unique = _UniqueRows(n)
-        self._buf = None
+        self._buf = self._ibuf = None
 
     def unique(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self._unique(ids)
@@ -101,16 +91,14 @@ class RowOptimizer:
     def gather(self, ids: torch.Tensor):
         """``(vectors [U, d], inverse [len(ids)], handle)`` for the unique rows of ``ids``."""
         uniq, inv = self._unique(ids)
-        if self.cpu:  # into buffers kept between batches (no page faults for fresh memory)
-            u = uniq.numpy()
-            if self._buf is None or len(self._buf[0]) < len(u):
-                self._buf = [np.empty((max(len(ids), len(u)), a.shape[1]), dtype=a.dtype) for a in self._np]
-            out = [buf[:len(u)] for buf in self._buf]
-            self._rows(u, out, gather=True)
-            blocks = [torch.from_numpy(b) for b in out]
-        else:
-            blocks = [t.index_select(0, uniq) for t in self.tables]
-        return blocks[0], inv, (uniq, blocks)
+        uniq = uniq.to(self.store.device)
+        u = len(uniq)
+        if self._buf is None or self._buf.shape[1] < u:  # buffers kept: no page faults for fresh memory
+            cap, (n, k, d) = max(len(ids), u), self.store.shape
+            self._buf = torch.empty((k, cap, d), dtype=self.store.dtype, device=self.store.device)
+            self._ibuf = torch.empty((cap, k, d), dtype=self.store.dtype, device=self.store.device)
+        blocks = [torch.index_select(t, 0, uniq, out=self._buf[i, :u]) for i, t in enumerate(self.tables)]
+        return blocks[0], inv.to(self.store.device), (uniq, blocks)
 
     @torch.no_grad()
     def step(self, handle, grad: torch.Tensor, project=None) -> None:
@@ -120,34 +108,11 @@ class RowOptimizer:
         self._update(blocks, grad)
         if project is not None:  # in place (the model's project_entities)
             project(blocks[0])
-        if self.cpu:
-            self._rows(uniq.numpy(), [b.numpy() for b in blocks], gather=False)
-        else:
-            for t, b in zip(self.tables, blocks):
-                t.index_copy_(0, uniq, b)
+        block = torch.stack(blocks, dim=1, out=self._ibuf[:len(uniq)])
+        self.store.index_copy_(0, uniq, block)
 
     def _update(self, blocks: list, grad: torch.Tensor) -> None:
         raise NotImplementedError
-
-    def _rows(self, u: np.ndarray, blocks: list, gather: bool) -> None:
-        """CPU: rows ``u`` of every table into ``blocks`` (numpy ``take``) or back (fancy
-        assignment). Where torch runs several threads the rows are split with a helper thread
-        (numpy releases the GIL for both; the halves are disjoint, so the result is the same)."""
-        def work(lo: int, hi: int) -> None:
-            for a, b in zip(self._np, blocks):
-                if gather:
-                    a.take(u[lo:hi], axis=0, out=b[lo:hi], mode="clip")
-                else:
-                    a[u[lo:hi]] = b[lo:hi]
-
-        n = len(u)
-        if n >= 4096 and torch.get_num_threads() > 1:
-            half = n // 2
-            helper = _helper_thread().submit(work, 0, half)
-            work(half, n)
-            helper.result()
-        else:
-            work(0, n)
 
     @torch.no_grad()
     def sync(self) -> None:
@@ -253,7 +218,13 @@ def make_row_optimizer(name: str, weight: torch.Tensor, lr: float) -> RowOptimiz
 
 class DenseAdam(torch.optim.Adam):
     """Adam for the small tables (relations, TransH normals): sparse gradients are densified
-    first (a dense step over ~R rows costs nothing and avoids SparseAdam's coalescing)."""
+    first (a dense step over ~R rows costs nothing and avoids SparseAdam's coalescing).
+
+    With ``fused=True`` and plain settings (no amsgrad, weight decay or maximize, a float lr),
+    once every parameter has its state, a step is the two kernels ``torch.optim.Adam`` itself runs
+    (``_foreach_add_`` on the step counts, ``_fused_adam_``) without its per-step Python
+    machinery: the same numbers (a test checks bit equality), a tenth of the time on FB13's
+    13 x 100 relation table, where the machinery was 5% of a training epoch."""
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -261,7 +232,30 @@ class DenseAdam(torch.optim.Adam):
             for p in group["params"]:
                 if p.grad is not None and p.grad.is_sparse:
                     p.grad = p.grad.to_dense()
+        if closure is None and self._fast_step():
+            return None
         return super().step(closure)
+
+    def _fast_step(self) -> bool:
+        work = []
+        for g in self.param_groups:
+            ps = [p for p in g["params"] if p.grad is not None]
+            if not ps:
+                continue
+            if (not g.get("fused") or g["amsgrad"] or g["weight_decay"] or g["maximize"] or g.get("capturable")
+                    or g.get("decoupled_weight_decay") or not isinstance(g["lr"], float)
+                    or any(len(self.state[p]) == 0 for p in ps)):
+                return False
+            work.append((g, ps))
+        for g, ps in work:
+            st = [self.state[p] for p in ps]
+            steps = [s["step"] for s in st]
+            torch._foreach_add_(steps, 1)
+            b1, b2 = g["betas"]
+            torch._fused_adam_(ps, [p.grad for p in ps], [s["exp_avg"] for s in st], [s["exp_avg_sq"] for s in st],
+                               [], steps, amsgrad=False, lr=g["lr"], beta1=b1, beta2=b2, weight_decay=0.0,
+                               eps=g["eps"], maximize=False, grad_scale=None, found_inf=None)
+        return True
 
 
 def make_optimizer(model: nn.Module, lr: float, exclude: tuple = (), kind: str = "adam") -> list[torch.optim.Optimizer]:

@@ -75,9 +75,55 @@ class BernoulliSampler(NegativeSampler):
         self.head_prob = torch.from_numpy(bernoulli_head_probs(train, num_relations)).float()
 
 
+class TypedSampler(BernoulliSampler):
+    """Bernoulli's side, and half of the replacements drawn from the entities seen on that side of
+    the same relation in training (its domain for heads, its range for tails; Krompass et al.
+    2015, "type-constrained" negatives), the other half uniform. Uniform negatives are almost
+    never of the right type (455 professions among FB13's 75,043 entities), so a model trained
+    on them alone learns to tell a profession from a person but not one profession from another,
+    which is what ranking the tail asks."""
+
+    kind = "typed"
+    typed_fraction = 0.5
+
+    def __init__(self, num_entities: int, num_relations: int, train: np.ndarray | None = None) -> None:
+        super().__init__(num_entities, num_relations, train)
+        tr = np.asarray(train, dtype=np.int64).reshape(-1, 3)
+        self.pools = {}
+        for side, col in (("head", 0), ("tail", 2)):
+            cands = [np.unique(tr[tr[:, 1] == r, col]) for r in range(num_relations)]
+            counts = np.array([max(len(c), 1) for c in cands])
+            flat = np.concatenate([c if len(c) else np.arange(1) for c in cands])
+            offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            self.pools[side] = [torch.from_numpy(flat), torch.from_numpy(offsets), torch.from_numpy(counts)]
+
+    def to(self, device) -> "TypedSampler":
+        super().to(device)
+        self.pools = {k: [t.to(device) for t in v] for k, v in self.pools.items()}
+        return self
+
+    def corrupt(self, batch: torch.Tensor, k: int, generator: torch.Generator | None = None):
+        rand, corrupt_head = super().corrupt(batch, k, generator)
+        b = batch.shape[0]
+        dev = generator.device if generator is not None else batch.device
+        u = torch.rand((b, k), generator=generator, device=dev).to(batch.device)
+        pick = torch.rand((b, k), generator=generator, device=dev).to(batch.device) < self.typed_fraction
+        r = batch[:, 1:2].expand(b, k)
+        typed = []
+        for side in ("head", "tail"):
+            flat, off, cnt = self.pools[side]
+            idx = off[r] + (u * cnt[r]).long().clamp_max(cnt[r] - 1)
+            typed.append(flat[idx])
+        typed_ent = torch.where(corrupt_head, typed[0], typed[1])
+        own = torch.where(corrupt_head, batch[:, 0:1].expand(b, k), batch[:, 2:3].expand(b, k))
+        pick &= typed_ent != own  # a relation with few tails (gender) would often draw the positive's own
+        return torch.where(pick, typed_ent, rand), corrupt_head
+
+
 SAMPLERS: Registry[type[NegativeSampler]] = Registry("sampler")
 SAMPLERS.register("uniform", NegativeSampler)
 SAMPLERS.register("bernoulli", BernoulliSampler)
+SAMPLERS.register("typed", TypedSampler)
 
 
 def get_sampler(name: str, num_entities: int, num_relations: int, train: np.ndarray | None = None) -> NegativeSampler:

@@ -152,6 +152,15 @@ def wgb_run_full(src: str = "results/wgb_run/full") -> str:
     return "\n".join(out).rstrip()
 
 
+def wgb_run_quick(src: str = "results/wgb_run/quick") -> str:
+    """Wall time and peak memory of the README's first command's `wgb run` (quick profile)."""
+    if not (ROOT / src / "run.json").exists():
+        return f"`{src}/` holds no timed run yet."
+    run = _load(f"{src}/run.json")
+    return (f"Measured: `{run['command']}` took {run['wall_seconds']:.0f} s on {run['cpu_count']} cores, peak memory "
+            f"{run['max_rss_mb']:,.0f} MB (`{src}/run.json`" + (f"; {run['note']}" if run.get("note") else "") + ").")
+
+
 def score_opennre(src: str = "results/score_opennre") -> str:
     """OpenNRE's predictions scored by ``wgb re score`` (scripts/score_opennre.py)."""
     if not (ROOT / src / "score.json").exists():
@@ -198,7 +207,10 @@ def kge_du_to_target(src: str = "benchmarks/results/kge_du_validation.json") -> 
     return "\n".join(out).rstrip()
 
 
-BLOCKS = {"data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "anonymize-label-blind": anonymize_label_blind,
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks_bench import BLOCKS as BENCH_BLOCKS  # noqa: E402
+
+BLOCKS = {**BENCH_BLOCKS, "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-quick": wgb_run_quick, "anonymize-label-blind": anonymize_label_blind,
           "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
 FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md",
          "results/re_grid_cnn_pcnn/README.md"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_choices import RegistryChoice
+from kge.train_profiles import PROFILES
 from wgb.errors import OutputPath, check_writable
 
 _POS = click.IntRange(min=1)
@@ -24,6 +25,9 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--out", "out_dir", required=True, type=OutputPath(directory=True), help="Embedding dir to write.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="JSON or YAML file of TrainConfig fields (flags given on the command line override it).")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default=None,
+              help="Named preset of the fields below (openke: L1, margin, Bernoulli, 10 negatives, as in Bourli "
+                   "2021); the config file and flags override it.")
 @click.option("--model", type=RegistryChoice("kge.models:MODELS"), default=None, help="Model (default transe).")
 @click.option("--dim", type=_POS, default=None, help="Embedding dimension (default 100).")
 @click.option("--p-norm", type=click.Choice(["1", "2"]), default=None, help="TransE/TransH distance norm (default 2).")
@@ -33,6 +37,8 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--negatives", type=_POS, default=None, help="Negatives per positive (default 1).")
 @click.option("--loss", type=RegistryChoice("kge.losses:LOSSES"), default=None, help="Loss (default margin).")
 @click.option("--margin", type=click.FloatRange(min=0), default=None, help="Margin of the margin loss (default 1.0).")
+@click.option("--optimizer", type=RegistryChoice("kge.optim:ROW_OPTIMIZERS"), default=None,
+              help="Optimizer (default adam; adagrad, sgd).")
 @click.option("--sampler", type=RegistryChoice("kge.sampling:SAMPLERS"), default=None,
               help="Negative sampler (default uniform).")
 @click.option("--regularization", type=click.FloatRange(min=0), default=None, help="L2 weight on batch embeddings (default 0).")
@@ -60,8 +66,8 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--keep-job", is_flag=True, help="pbg: keep the job folder (checkpoint, buckets) to train on later.")
 @click.option("--pbg-python", type=click.Path(dir_okay=False), default=None,
               help="pbg: the Python that has torchbiggraph (default $WGB_PBG_PYTHON).")
-def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_size, lr, negatives, loss, margin,
-              sampler, regularization, seed, eval_every, patience, valid_max_triples, checkpoint_every, threads,
+def train_cmd(graph, out_dir, config_file, profile, model, dim, p_norm, epochs, batch_size, lr, negatives, loss,
+              margin, optimizer, sampler, regularization, seed, eval_every, patience, valid_max_triples, checkpoint_every, threads,
               device, min_score, no_test, overwrite, quiet, **pbg):
     """Train embeddings of GRAPH (default: the shipped FB13) into DIR.
 
@@ -73,8 +79,8 @@ def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_siz
     from wgb import cli_kge_pbg
 
     engine = pbg.pop("engine")
-    if engine == "pbg" and device is not None:
-        raise click.UsageError("--device applies to the built-in trainer (--engine ours)")
+    if engine == "pbg" and (device is not None or profile is not None or optimizer is not None):
+        raise click.UsageError("--device, --profile and --optimizer apply to the built-in trainer (--engine ours)")
     if engine == "pbg":
         flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr,
                  "negatives": negatives, "loss": loss, "margin": margin, "sampler": sampler,
@@ -90,14 +96,17 @@ def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_siz
     from kge.train import TrainConfig, train
     from wgbcore.config import check_fields, read_config_file
 
-    fields: dict = {}
+    fields: dict = dict(PROFILES[profile]) if profile else {}
     if config_file:
         try:
-            fields = check_fields(TrainConfig, read_config_file(config_file), source=config_file)
+            given = check_fields(TrainConfig, read_config_file(config_file), source=config_file)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--config")
+        if "model_kwargs" in given:  # the profile's p_norm stays unless the file gives one
+            given["model_kwargs"] = {**fields.get("model_kwargs", {}), **given["model_kwargs"]}
+        fields.update(given)
     flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr, "negatives": negatives,
-             "loss": loss, "margin": margin, "sampler": sampler, "regularization": regularization, "seed": seed,
+             "loss": loss, "margin": margin, "optimizer": optimizer, "sampler": sampler, "regularization": regularization, "seed": seed,
              "eval_every": eval_every, "patience": patience, "valid_max_triples": valid_max_triples,
              "checkpoint_every": checkpoint_every, "num_threads": threads, "device": device}
     fields.update({k: v for k, v in flags.items() if v is not None})
@@ -129,10 +138,14 @@ def train_cmd(graph, out_dir, config_file, model, dim, p_norm, epochs, batch_siz
 @click.option("--max-triples", type=_POS, default=None, help="Evaluate a seeded random subset.")
 @click.option("--out", "out_file", type=OutputPath(directory=False), default=None,
               help="Metrics JSON (default EMB_DIR/metrics_<split>.json).")
+@click.option("--type-constrain", is_flag=True,
+              help="Rank each answer only among the entities seen on its side of the relation in training "
+                   "(OpenKE's type_constrain).")
 @click.option("--threads", type=_POS, default=None)
 @click.option("--quiet", is_flag=True)
-def eval_cmd(emb_dir, graph, split, raw, max_triples, out_file, threads, quiet):
-    """Filtered MRR and Hits@1/3/10 of the embeddings in EMB_DIR on GRAPH (default FB13)."""
+def eval_cmd(emb_dir, graph, split, raw, max_triples, out_file, type_constrain, threads, quiet):
+    """Filtered MRR and Hits@1/3/10 of the embeddings in EMB_DIR on GRAPH (default FB13), both
+    sides and each side apart (`sides` in the JSON)."""
     import torch
 
     from kge.embeddings import load_model
@@ -147,8 +160,9 @@ def eval_cmd(emb_dir, graph, split, raw, max_triples, out_file, threads, quiet):
         torch.set_num_threads(threads)
     g = _graph(graph, None)
     model = load_model(emb_dir, g)
-    m = evaluate(model, g, split, filtered=not raw, max_triples=max_triples, progress=False if quiet else None)
-    d = {"graph": g.name, "split": split, **m.to_dict()}
+    m = evaluate(model, g, split, filtered=not raw, max_triples=max_triples, progress=False if quiet else None,
+                 type_constrain=type_constrain)
+    d = {"graph": g.name, "split": split, "type_constrained": type_constrain, **m.to_dict()}
     atomic_write_json(out, d, clean=False)
     click.echo(json.dumps({k: d[k] for k in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10", "seconds")}, indent=2))
 

@@ -357,12 +357,16 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
     t1 = time.perf_counter()
     split_of = {e["entity_id"]: s for s, es in split_entities(run.heads, config.split).items() for e in es}
     report["timings"]["split_s"] = round(time.perf_counter() - t1, 3)
+    d = config.distant
+    names = ("mentions the tail of a relation" if not d.require_head
+             else "mentions the person (by name or a pronoun of the person's gender) and the tail of a relation"
+             if d.pronouns else "mentions the person by name and the tail of a relation")
     report["description"] = (
         f"Built with `wgb data build` (wgb {package_version()}) from the DBpedia files "
         f"{', '.join(report['dbpedia']['files'])} and {len(report['wikipedia']['files'])} Wikipedia dump "
         f"file(s) by the paper's distant supervision: for each person with a gender and the relations "
-        f"{', '.join(config.require)}, every sentence of the person's article that mentions the person and "
-        f"the tail of a relation is an example of it; sentences mentioning the tail of "
+        f"{', '.join(config.require)}, every sentence of the person's article that {names} is an example "
+        f"of it; sentences mentioning the tail of "
         f"{', '.join(config.distant.na_facts)} and no positive tail are `NA` examples. "
         f"{report['persons']['with_examples']} of {report['persons']['indexed']} indexed persons have examples. "
         f"Splits by head entity (seed {config.split.seed}, stratified by gender"

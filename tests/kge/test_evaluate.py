@@ -6,7 +6,7 @@ from kge.evaluate import FilterIndex, evaluate, filtered_ranks, rank_metrics
 from kge.models import MODELS, get_model
 
 
-def brute_force_ranks(model, triples, known, filtered=True):
+def brute_force_ranks(model, triples, known, filtered=True, allowed=None):
     """Reference: score every candidate with score_emb one at a time, filter, realistic rank."""
     known = {tuple(x) for x in np.asarray(known).tolist()}
     w = model.entity.weight.detach()
@@ -23,6 +23,8 @@ def brute_force_ranks(model, triples, known, filtered=True):
                 for e, s in enumerate(scores):
                     cand = (e, r, t) if side == "head" else (h, r, e)
                     if e == (h if side == "head" else t) or (filtered and cand in known):
+                        continue
+                    if allowed is not None and e not in allowed[side][r]:
                         continue
                     better += s > true
                     equal += s == true
@@ -41,6 +43,27 @@ def test_ranks_match_brute_force(tiny_graph, name, filtered):
     ref = brute_force_ranks(m, tiny_graph.test, known, filtered)
     for side in ("head", "tail"):
         np.testing.assert_allclose(ours[side], ref[side], atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["transe", "distmult"])
+def test_type_constrained_ranks_match_brute_force(tiny_graph, name):
+    """OpenKE's type_constrain: an answer is ranked only among the entities seen on its side of
+    the relation in training; never worse than the unconstrained rank."""
+    from kge.evaluate import type_masks
+
+    torch.manual_seed(2)
+    m = get_model(name, tiny_graph.num_entities, tiny_graph.num_relations, dim=5)
+    known, tr = tiny_graph.all_triples(), tiny_graph.train
+    masks = type_masks(tr, tiny_graph.num_entities, tiny_graph.num_relations)
+    allowed = {side: {r: set(tr[tr[:, 1] == r, col].tolist()) for r in range(tiny_graph.num_relations)}
+               for side, col in (("head", 0), ("tail", 2))}
+    ours = filtered_ranks(m, tiny_graph.test, known, tiny_graph.num_relations, batch_size=3, progress=False,
+                          type_constrain=masks)
+    ref = brute_force_ranks(m, tiny_graph.test, known, True, allowed)
+    free = filtered_ranks(m, tiny_graph.test, known, tiny_graph.num_relations, batch_size=3, progress=False)
+    for side in ("head", "tail"):
+        np.testing.assert_allclose(ours[side], ref[side], atol=1e-6)
+        assert np.all(ours[side] <= free[side]) and np.any(ours[side] < free[side])
 
 
 def test_ties_and_duplicate_queries(tiny_graph):

@@ -124,3 +124,30 @@ def test_time_budget_stops_after_an_epoch(tiny_graph):
     assert r.epochs_run == 1 and r.stopped_early and r.stop_reason == "time_budget"
     r = train(tiny_graph, cfg(epochs=2), progress=False)
     assert r.stop_reason == "epochs" and not r.stopped_early
+
+
+def test_typed_sampler_draws_of_the_relations_type_and_never_the_positive(tiny_graph):
+    """`typed`: about half the replacements come from the entities seen on that side of the same
+    relation, none is the positive's own entity, one side per negative, seeded."""
+    from kge.sampling import SAMPLERS
+
+    tr = tiny_graph.train
+    s = get_sampler("typed", tiny_graph.num_entities, tiny_graph.num_relations, tr)
+    assert "typed" in SAMPLERS.names()
+    batch = torch.from_numpy(tr[:200])
+    ents, head = s.corrupt(batch, 16, torch.Generator().manual_seed(0))
+    again, _ = s.corrupt(batch, 16, torch.Generator().manual_seed(0))
+    assert torch.equal(ents, again)
+    rel = batch[:, 1:2].expand_as(ents)
+    own = torch.where(head, batch[:, 0:1].expand_as(ents), batch[:, 2:3].expand_as(ents))
+    tails = {r: set(tr[tr[:, 1] == r, 2].tolist()) for r in range(tiny_graph.num_relations)}
+    heads = {r: set(tr[tr[:, 1] == r, 0].tolist()) for r in range(tiny_graph.num_relations)}
+    in_type = torch.tensor([[(e in (heads if h else tails)[r]) for e, r, h in zip(er, rr, hr)]
+                            for er, rr, hr in zip(ents.tolist(), rel.tolist(), head.tolist())])
+    share = in_type.float().mean().item()
+    uniform_share = np.mean([len(tails[r]) for r in range(tiny_graph.num_relations)]) / tiny_graph.num_entities
+    assert share > 0.4 and share > uniform_share + 0.2
+    # the positive's own entity is never drawn from the typed pool: it comes back only as often as
+    # a uniform draw hits it (1 / entities of the uniform half), not 1 / (entities of the type)
+    hits_own = (ents == own).float().mean().item()
+    assert hits_own < 2 / tiny_graph.num_entities, (hits_own, tiny_graph.num_entities)

@@ -197,3 +197,23 @@ def test_profiles_build_valid_configs():
         assert c.model == "transh" and c.epochs == 2
     with pytest.raises(ValueError, match="unknown profile"):
         profile_config("nope")
+
+
+def test_dense_adam_fast_step_equals_torch_adam_bit_for_bit():
+    """DenseAdam's direct fused step gives exactly torch.optim.Adam(fused=True)'s numbers, and
+    falls back to it where the fast path does not apply (first step, amsgrad, weight decay)."""
+    from kge.optim import DenseAdam
+
+    for kw in ({}, {"amsgrad": True}, {"weight_decay": 0.01}):
+        g = torch.Generator().manual_seed(0)
+        a = torch.nn.Parameter(torch.randn(13, 8, generator=g))
+        b = torch.nn.Parameter(a.detach().clone())
+        oa, ob = DenseAdam([a], lr=0.01, fused=True, **kw), torch.optim.Adam([b], lr=0.01, fused=True, **kw)
+        for _ in range(5):
+            grad = torch.randn(13, 8, generator=g)
+            a.grad, b.grad = grad.clone(), grad.clone()
+            oa.step()
+            ob.step()
+        assert torch.equal(a, b), kw
+        assert torch.equal(oa.state[a]["exp_avg_sq"], ob.state[b]["exp_avg_sq"])
+        assert float(oa.state[a]["step"]) == float(ob.state[b]["step"]) == 5.0

@@ -276,6 +276,13 @@ def test_cli_require_head_flag_and_the_card_of_a_build(tmp_path, caplog):
     ratio = f"{train['male'] / train['female']:.2f}:1 ({train['male']} male and {train['female']} female heads)"
     assert f"male/female ratio of the training split is {ratio}" in card
     assert "need not name the person" in card and "`dbpedia.nt`" in card and "## What is missing" in card
+    # the "How it was built" text says the rule the build used, not the default one
+    from wikigenderbias.card import card_description
+
+    built = {f: card_description((o / "README.md").read_text()) for f, o in outs.items()}
+    assert "article that mentions the tail of a relation is an example" in built["--no-require-head"]
+    assert "mentions the person" not in built["--no-require-head"]
+    assert "mentions the person by name and the tail of a relation" in built["--require-head"]
     assert "## Warnings" in card and "relation class `NA` has no example" in card
     assert any("relation class `NA` has no example" in rec.getMessage() for rec in caplog.records)
 

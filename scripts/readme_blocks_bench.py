@@ -1,0 +1,221 @@
+"""README blocks written from the committed ``benchmarks/results`` files (speed, quality, scale).
+
+Imported by ``scripts/readme_tables.py`` (its ``BLOCKS``); every function returns the body of one
+generated block and reads nothing but the results file(s) it names.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RES = "benchmarks/results"
+
+
+def _load(rel: str) -> dict:
+    return json.loads((ROOT / rel).read_text(encoding="utf-8"))
+
+
+def _exists(rel: str) -> bool:
+    return (ROOT / rel).exists()
+
+
+def _load_range(*loads) -> str:
+    firsts = [x[0] for x in loads if x]
+    return f"{min(firsts):.1f}-{max(firsts):.1f}" if firsts else "-"
+
+
+def kge_speed() -> str:
+    """TransE on FB13, ours vs PyKEEN in the same run, 2 and 1 threads."""
+    lines = ["| threads | ours, 5 epochs (s) | PyKEEN, 5 epochs (s) | ratio, wall (median [range]) | ratio, CPU | "
+             "test Hits@10 ours / PyKEEN | filtered eval of the full test set, ours / PyKEEN | load (1 min) |",
+             "|---|---|---|---|---|---|---|---|"]
+    srcs = []
+    for tag in ("5ep_2t", "5ep_1t"):
+        src = f"{RES}/kge_speed_{tag}.json"
+        if not _exists(src):
+            continue
+        srcs.append(src)
+        r = _load(src)
+        reps, rat = r.get("repeats") or [], r["ratios"]
+        o, p = r["ours"], r["pykeen"]
+        ow = sorted(q["ours_wall_s"] for q in reps) or [o["train_wall_s"]]
+        pw = sorted(q["pykeen_wall_s"] for q in reps) or [p["train_wall_s"]]
+        med = lambda xs: xs[len(xs) // 2]  # noqa: E731 (odd counts: the median)
+        lo, hi = rat.get("train_wall_range", [rat["train_triples_per_s_wall"]] * 2)
+        loads = [q["load"][0] for q in reps] + [q["load"][1] for q in reps]
+        lines.append(
+            f"| {r['threads']} | {med(ow):.2f} | {med(pw):.2f} | **{rat['train_triples_per_s_wall']:.2f}x** "
+            f"[{lo:.2f}, {hi:.2f}], {len(reps) or 1} pairs | {rat['train_triples_per_s_cpu']:.2f}x | "
+            f"{o['eval_full_test']['hits_at_10']:.4f} / {p['eval_full_test_by_our_evaluator']['hits_at_10']:.4f} | "
+            f"{o['eval_full_test']['wall_s']:.1f} s / {p['eval_subset']['extrapolated_full_test_wall_s']:,.0f} s "
+            f"(extrapolated from {p['eval_subset']['num_triples']} triples) | {_load_range(*loads)} |")
+    if not srcs:
+        return "The speed benchmark's results are not committed yet."
+    s = _load(srcs[0])["settings"]
+    return "\n".join([
+        f"TransE L{s['p_norm']}, dim {s['dim']}, batch {s['batch_size']}, {s['negatives']} negative, margin loss, "
+        f"Adam lr {s['lr']}, {s['epochs']} epochs, same seed, both trainers in one process, timed alternately "
+        "(whole `train` calls; median of the pairs); Hits@10 filtered, both sides, our evaluator for both models "
+        f"(it agrees with PyKEEN's on a subset). Files: " + ", ".join(f"`{x}`" for x in srcs) + ".", "", *lines])
+
+
+def kge_thesis() -> str:
+    """TransE/TransH with the openke profile against Bourli 2021's Hits@10."""
+    src = f"{RES}/kge_fb13_thesis.json"
+    if not _exists(src):
+        return "The FB13 thesis comparison is not committed yet."
+    r = _load(src)
+    lines = [f"Profile `{r['profile']}` (`{json.dumps(r['profile_fields'])}`), {r['threads']} threads, budget "
+             f"{r['budget_minutes']:g} minutes of training per model, full FB13 test set, filtered (`{src}`):", "",
+             "| model | epochs | train s | **tail Hits@10** | tail Hits@10, type-constrained | thesis (OpenKE) | "
+             "tail MRR | both-sides Hits@10 | load (1 min) before -> after |", "|---|---|---|---|---|---|---|---|---|"]
+    for m in r["models"]:
+        t = m["test"] or {}
+        tail = (t.get("sides") or {}).get("tail", {})
+        ref = r["thesis"].get(m["model"], {})
+        typed = (m.get("tail_type_constrained") or {}).get("hits_at_10", float("nan"))
+        lines.append(f"| {m['model']} | {m['epochs_run']} | {m['train_seconds']:.0f} | **{tail['hits_at_10']:.3f}** | "
+                     f"{typed:.3f} | "
+                     f"{ref.get('hits_at_10', float('nan')):.2f} ({ref.get('epochs', '?')} epochs) | "
+                     f"{tail['mrr']:.3f} | {t['hits_at_10']:.3f} | {m['load_before'][0]:.1f} -> "
+                     f"{m['load_after'][0]:.1f} |")
+    b = r["frequency_baseline"]
+    lines.append(f"| frequency baseline (no embeddings) | - | - | {b['hits_at_10']:.3f} | {b['hits_at_10']:.3f} | - | "
+                 f"{b['mrr']:.3f} | - | - |")
+    return "\n".join(lines)
+
+
+def re_speed_gru() -> str:
+    """GRU / BiGRU + attention epochs beside the PCNN epoch of the same run."""
+    src = f"{RES}/re_speed_gru.json"
+    r = _load(src)
+    target = {"rnn": 60, "birnn": 100}
+    lines = [f"One epoch over the release's train split ({r['train_bags']:,} bags, {r['train_sentences']:,} "
+             f"sentences, {r['mean_tokens']:.0f} tokens on average), {r['threads']} threads, torch {r['torch']}, "
+             f"{r['started']} (`{src}`):", "",
+             "| model | epoch s (wall) | epoch CPU s | x PCNN's epoch, same run | target | load (1 min) before -> after |",
+             "|---|---|---|---|---|---|"]
+    for run in r["runs"]:
+        t = target.get(run["encoder"])
+        lines.append(f"| {run['model']} | {run['epoch_seconds'][0]:.1f} | {run['epoch_cpu_seconds'][0]:.1f} | "
+                     f"{run['vs_pcnn']:.2f} | {f'<= {t} s: ' + ('met' if run['epoch_seconds'][0] <= t else 'NOT met') if t else '-'} | "
+                     f"{run['load_before'][0]:.1f} -> {run['load_after'][0]:.1f} |")
+    before = []
+    for enc, f in (("GRU", "re_speed_rnn"), ("BiGRU", "re_speed_birnn")):
+        if _exists(f"{RES}/{f}.json"):
+            x = _load(f"{RES}/{f}.json")["runs"][0]
+            before.append(f"{enc} {x['epoch_seconds'][0]:.0f} s ({x['epoch_cpu_seconds'][0]:.0f} CPU s, `{f}.json`)")
+    if before:
+        lines += ["", "Before the fused recurrence, with torch's `nn.GRU` over packed sequences, an epoch took "
+                  + " and ".join(before) + "."]
+    acc = f"{RES}/re_speed_rnn_accuracy.json"
+    if _exists(acc):
+        runs = _load(acc)["runs"]
+        cells = []
+        for enc, name in (("rnn", "GRU"), ("birnn", "BiGRU")):
+            by = {r["impl"]: r["epochs"][-1] for r in runs if r["encoder"] == enc and r["seed"] == 0 and not r.get("rerun")}
+            if {"module", "fused"} <= set(by):
+                m, f = by["module"], by["fused"]
+                cells.append(f"{name} validation micro F1 {m['validation']['micro_f1']:.4f} (`nn.GRU`) vs "
+                             f"{f['validation']['micro_f1']:.4f} (fused), test {m['test']['micro_f1']:.4f} vs "
+                             f"{f['test']['micro_f1']:.4f}")
+        if cells:
+            lines += ["", f"Same accuracy (`{acc}`, seed 0, {_load(acc)['epochs']} epochs, both paths): "
+                      + "; ".join(cells) + "."]
+    return "\n".join(lines)
+
+
+def data_build_speed() -> str:
+    """Whole builds (read, match, write) of a generated 10,000-person dump."""
+    src = f"{RES}/data_build_write.json"
+    r = _load(src)
+    lines = [f"`wgb data build` on a generated dump of {r['generated']['persons']:,} person articles "
+             f"({r['generated']['compressed_bytes'] / 1e6:.0f} MB .bz2), {r['machine']['cpus']} cores (`{src}`; "
+             f"load average {r['loadavg_before'][0]:.1f} at the start, {r['loadavg_after'][0]:.1f} at the end):", "",
+             "| input | executor | workers | person articles | pass 2 articles/s | end-to-end articles/s | "
+             "end-to-end / pass 2 (target >= 0.8) | write s | peak RSS main / largest worker MB |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for x in r["runs"]:
+        if x.get("dump") != "full":
+            continue
+        worker = f"{x['peak_rss_largest_worker_mb']:.0f}" if x.get("peak_rss_largest_worker_mb") else "-"
+        lines.append(f"| {x['layout']} | {x['executor']} | {x['workers']} | {x['person_articles']:,} | "
+                     f"{x['person_articles_per_s']:.0f} | {x['person_articles_per_s_end_to_end']:.0f} | "
+                     f"{x['ratio_end_to_end_over_pass2']:.2f} | {x['write_s']:.1f} | "
+                     f"{x['peak_rss_main_mb']:.0f} / {worker} |")
+    lines += ["", "Same records from every layout, executor and worker count (equal data fingerprints): "
+              f"**{'yes' if r['same_records'] else 'NO'}**."]
+    return "\n".join(lines)
+
+
+def distant_vs_release() -> str:
+    """Recall of the release's sentence selections per relation and configuration."""
+    src = f"{RES}/distant_vs_release.json"
+    r = _load(src)
+    names = {"default": "default", "pronouns": "`--pronouns`", "head_not_required": "`--no-require-head`"}
+    rels = ["spouse", "hypernym", "birthDate", "birthPlace", "hypernym (name word)"]
+    lines = [f"Shares of the release's selections our rules recover, given each of its {r['entities']:,} head "
+             f"entities' own sentences and tails (`{src}`; every miss is counted by cause in "
+             "`distant_vs_release.md`); in brackets, without the release's matches of a word of the tail "
+             "(inside a longer word, a word that names nothing alone, a surname the spouse shares with the head):",
+             "", "| relation | target | " + " | ".join(names[c] for c in r["configs"]) + " |",
+             "|---|---|" + "---|" * len(r["configs"])]
+    for rel in rels:
+        t = r["targets"].get(rel)
+        cells = []
+        for c in r["configs"].values():
+            x = c["relations"][rel]
+            cells.append(f"{x['recall_of_release']:.3f} ({x['recall_without_release_word_matches']:.3f})")
+        lines.append(f"| {rel} | {f'>= {t:.2f}' if t else 'counted apart'} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def pbg_scaling() -> str:
+    """PBG from the CLI: partitions, ranks, memory; and the projection."""
+    src, proj = f"{RES}/kge_pbg_scaling.json", f"{RES}/kge_pbg_projection.json"
+    r = _load(src)
+    sy = r.get("synthetic", {})
+    lines = [f"Measured on {r['cpus']} shared cores (`{src}`, table and columns in `kge_pbg_scaling.md`): FB13 "
+             f"and a synthetic graph of {sy.get('entities', 0):,} entities ({sy.get('entities_vs_fb13')}x FB13) and "
+             f"{sy.get('counts', {}).get('train', 0):,} train triples ({sy.get('train_vs_fb13')}x), TransE dim "
+             f"{r['dim']}, 1 Hogwild worker per rank.", "",
+             "| run | partitions | ranks | epochs | wall s | train s | peak RSS `wgb` MB | training PSS MB (per rank) | "
+             "Hits@10 (FB13 sample) |", "|---|---|---|---|---|---|---|---|---|"]
+    for x in r["runs"]:
+        s0 = x["rank0"]
+        pss = [s0["peak_memory_mb"]["training_processes_pss"]] + [
+            o["peak_memory_mb"]["training_processes_pss"] for o in x.get("other_ranks", [])]
+        q = x.get("quality") or {}
+        lines.append(f"| {x['label']} | {x['partitions']} | {x['machines']} | {x['epochs']} | {x['wall_seconds']:.0f} | "
+                     f"{s0['seconds']['train_seconds']:.0f} | {s0['peak_memory_mb']['main_process_rss']:,.0f} | "
+                     f"{' + '.join(f'{v:,.0f}' for v in pss)} | "
+                     f"{q['hits_at_10']:.3f} |" if q else
+                     f"| {x['label']} | {x['partitions']} | {x['machines']} | {x['epochs']} | {x['wall_seconds']:.0f} | "
+                     f"{s0['seconds']['train_seconds']:.0f} | {s0['peak_memory_mb']['main_process_rss']:,.0f} | "
+                     f"{' + '.join(f'{v:,.0f}' for v in pss)} | - |")
+    det = r.get("determinism")
+    if det:
+        a, b = det["seeded (deterministic=true)"], det["as shipped (deterministic=false)"]
+        lines += ["", f"Two runs of one seed (FB13, {det['partitions']} partitions, 1 worker): largest entity "
+                  f"difference {a['max_abs_entity_diff']:.3g} with wgb's seeding (bit-identical: "
+                  f"{'yes' if a['identical'] else 'no'}), {b['max_abs_entity_diff']:.3g} with PBG's as shipped."]
+    if _exists(proj):
+        p = _load(proj)
+        m = p["measured"]
+        lines += ["", f"Projection on paper (`{proj}`, assumptions in `kge_pbg_projection.md`), from "
+                  f"{m['steady_edges_per_second_one_worker']:,.0f} edges a second per worker, 16 workers a machine "
+                  "assumed to scale linearly, 10 epochs:", "",
+                  "| graph | machines | partitions | training GB / machine | train hours | checkpoint GB |",
+                  "|---|---|---|---|---|---|"]
+        for name, sc in p["scenarios"].items():
+            for plan in sc["plans"]:
+                lines.append(f"| {name.split(':')[0]}: {sc['scenario']['entities'] / 1e6:,.0f}M entities, "
+                             f"{sc['scenario']['edges'] / 1e6:,.0f}M edges | {plan['machines']} | {plan['partitions']} | "
+                             f"{plan['training_memory_per_machine_gb']:.1f} | {plan['train_hours']:.1f} | "
+                             f"{plan['checkpoint_disk_gb']:.0f} |")
+    return "\n".join(lines)
+
+
+BLOCKS = {"kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru,
+          "data-build-speed": data_build_speed, "distant-vs-release": distant_vs_release, "pbg-scaling": pbg_scaling}
