@@ -149,6 +149,33 @@ def data_build_speed() -> str:
     return "\n".join(lines)
 
 
+def data_build_scale() -> str:
+    """Pass 2 (reading and matching) of a generated 100,000-article dump, 1 and 2 workers."""
+    src = f"{RES}/data_build_speed.json"
+    r = _load(src)
+    runs = {(x["dump"], x["workers"]): x for x in r["runs"]}
+    s1, f1, s2, f2 = (runs.get(k) for k in (("small", 1), ("full", 1), ("small", 2), ("full", 2)))
+    g, pr, peer = r["generated"], r.get("projection") or {}, r.get("peer_text_cleaning") or {}
+    out = (f"Measured on a generated {f1['person_articles']:,}-article dump on {r['machine']['cpus']} cores (`{src}`, "
+           f"load average {r['loadavg_before'][0]:.1f} before, {r['loadavg_after'][0]:.1f} after): "
+           f"**{f1['person_articles_per_cpu_s']:.0f} person articles per CPU-second with one worker, "
+           f"{f2['person_articles_per_cpu_s']:.0f} with two ({f2['person_articles_per_s']:.0f} articles/s wall)**, "
+           f"against a target of {r['target_person_articles_per_s_per_core']}; peak memory "
+           f"{s1['peak_rss_main_mb']:.0f} -> {f1['peak_rss_main_mb']:.0f} MB (main process, 1 worker) and "
+           f"{s2['peak_rss_main_mb']:.0f} -> {f2['peak_rss_main_mb']:.0f} MB / {s2['peak_rss_largest_worker_mb']:.0f} -> "
+           f"{f2['peak_rss_largest_worker_mb']:.0f} MB (main / worker, 2 workers) when the dump grows "
+           f"{f1['person_articles'] // s1['person_articles']}-fold from {s1['person_articles']:,} to "
+           f"{f1['person_articles']:,} articles.")
+    if peer:
+        out += (f" Wikitext cleaning alone is {peer['ratio_ours_over_peer']:.0f}x faster than {peer['peer']} "
+                f"({peer['ours_articles_per_s']:,.0f} vs {peer['peer_articles_per_s']:,.0f} articles/s, same process).")
+    if pr:
+        out += (f" Projection for English Wikipedia ({pr['person_articles'] / 1e6:.1f}M person articles): pass 2 about "
+                f"{pr['pass2_cpu_hours']:.1f} CPU-hours ({pr['pass2_hours_on_16_cores'] * 60:.0f} minutes on 16 cores), "
+                f"pass 1 about {pr['pass1_hours'] * 60:.0f} minutes ({pr['assumption']}).")
+    return out
+
+
 def distant_vs_release() -> str:
     """Recall of the release's sentence selections per relation and configuration."""
     src = f"{RES}/distant_vs_release.json"
@@ -218,4 +245,4 @@ def pbg_scaling() -> str:
 
 
 BLOCKS = {"kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru,
-          "data-build-speed": data_build_speed, "distant-vs-release": distant_vs_release, "pbg-scaling": pbg_scaling}
+          "data-build-speed": data_build_speed, "data-build-scale": data_build_scale, "distant-vs-release": distant_vs_release, "pbg-scaling": pbg_scaling}
