@@ -179,6 +179,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs-dir", default="runs/kge_fb13_thesis")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--note", default="Machine shared with other jobs unless the load averages say otherwise.")
+    ap.add_argument("--tag", default="", help="results file suffix: kge_fb13_thesis_<tag>.json")
     ap.add_argument("--render", metavar="JSON", help="only re-render the markdown of a results JSON")
     args = ap.parse_args(argv)
     if args.render:
@@ -215,8 +216,9 @@ def main(argv=None) -> int:
     out["finished"], out["load_end"] = time.strftime("%Y-%m-%d %H:%M:%S"), _load()
     res_dir = Path(args.out)
     res_dir.mkdir(parents=True, exist_ok=True)
-    _write(res_dir / f"{NAME}.json", json.dumps(out, indent=2))
-    _write(res_dir / f"{NAME}.md", markdown(out))
+    name = NAME + (f"_{args.tag}" if args.tag else "")
+    _write(res_dir / f"{name}.json", json.dumps(out, indent=2))
+    _write(res_dir / f"{name}.md", markdown(out))
     print(markdown(out))
     return 0
 

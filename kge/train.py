@@ -56,6 +56,7 @@ from kge.losses import LOSSES, get_loss
 from kge.models import MODELS, KGEModel, get_model
 from kge.optim import ROW_OPTIMIZERS, DenseAdam, RowAdam, make_optimizer, make_row_optimizer  # noqa: F401
 from kge.sampling import SAMPLERS, get_sampler
+from kge.train_range import RangeStep
 from kge.train_step import BatchStep
 
 __all__ = ["TrainConfig", "TrainResult", "train", "seed_everything", "make_optimizer", "ConfigMismatchError",
@@ -116,6 +117,9 @@ class EmbeddingConfig:
     max_train_seconds: float | None = None  # stop after the epoch that exceeds this training time
     optimizer: str = "adam"  # a name of kge.optim.ROW_OPTIMIZERS: adam | adagrad | sgd
     device: str = "cpu"  # cpu | cuda | cuda:<index>
+    # "sampled": `negatives` from `sampler` per positive; "range": softmax over every tail the relation
+    # has in training plus `negatives` uniform extras per batch (kge.train_range; tail side only)
+    tail_candidates: str = "sampled"
 
     def __post_init__(self) -> None:
         MODELS.canonical(self.model)  # unknown names -> clear ValueError now
@@ -138,6 +142,15 @@ class EmbeddingConfig:
                 _check_number(self, name, lambda v: v >= 1, ">= 1 (or null)", integer=True)
         if self.max_train_seconds is not None:
             _check_number(self, "max_train_seconds", lambda v: v > 0, "> 0 (or null)")
+        if self.tail_candidates not in ("sampled", "range"):
+            raise ValueError(f"TrainConfig.tail_candidates must be 'sampled' or 'range', got {self.tail_candidates!r}")
+        if self.tail_candidates == "range" and (LOSSES.canonical(self.loss) != "softmax" or self.regularization):
+            raise ValueError("TrainConfig.tail_candidates='range' trains with loss 'softmax' (the cross-entropy of "
+                             f"the tail among the range) and no regularization; got loss {self.loss!r}, "
+                             f"regularization {self.regularization}")
+        if self.tail_candidates == "range" and not hasattr(MODELS.get(self.model), "score_vectors_t"):
+            raise ValueError(f"TrainConfig.tail_candidates='range': model '{MODELS.canonical(self.model)}' has no "
+                             "score_vectors_t (transe, transh, distmult and complex have)")
         if not isinstance(self.model_kwargs, dict):
             raise ValueError(f"TrainConfig.model_kwargs must be a mapping, got {self.model_kwargs!r}")
         known = MODELS.options(self.model)
@@ -267,8 +280,12 @@ class _Run:
         self.row_opt = make_row_optimizer(config.optimizer, model.entity.weight.data, config.lr)
         self.opts = make_optimizer(model, config.lr, exclude=(model.entity.weight,), kind=config.optimizer)
         sampler = get_sampler(config.sampler, graph.num_entities, graph.num_relations, graph.train).to(self.device)
-        self.step = BatchStep(model, self.row_opt, self.opts, sampler, loss=config.loss, margin=config.margin,
-                              negatives=config.negatives, regularization=config.regularization)
+        if config.tail_candidates == "range":
+            self.step = RangeStep(model, self.row_opt, self.opts, graph.train, extras=config.negatives,
+                                  device=self.device)
+        else:
+            self.step = BatchStep(model, self.row_opt, self.opts, sampler, loss=config.loss, margin=config.margin,
+                                  negatives=config.negatives, regularization=config.regularization)
         self.train_t = torch.from_numpy(graph.train).to(self.device)
         self.n = len(self.train_t)
 

@@ -39,6 +39,9 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--margin", type=click.FloatRange(min=0), default=None, help="Margin of the margin loss (default 1.0).")
 @click.option("--optimizer", type=RegistryChoice("kge.optim:ROW_OPTIMIZERS"), default=None,
               help="Optimizer (default adam; adagrad, sgd).")
+@click.option("--tail-candidates", type=click.Choice(["sampled", "range"]), default=None,
+              help="sampled (default): --negatives from --sampler per positive; range: softmax over every tail "
+                   "the relation has in training plus --negatives uniform entities per batch (tail side only).")
 @click.option("--sampler", type=RegistryChoice("kge.sampling:SAMPLERS"), default=None,
               help="Negative sampler (default uniform).")
 @click.option("--regularization", type=click.FloatRange(min=0), default=None, help="L2 weight on batch embeddings (default 0).")
@@ -67,7 +70,7 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--pbg-python", type=click.Path(dir_okay=False), default=None,
               help="pbg: the Python that has torchbiggraph (default $WGB_PBG_PYTHON).")
 def train_cmd(graph, out_dir, config_file, profile, model, dim, p_norm, epochs, batch_size, lr, negatives, loss,
-              margin, optimizer, sampler, regularization, seed, eval_every, patience, valid_max_triples, checkpoint_every, threads,
+              margin, optimizer, tail_candidates, sampler, regularization, seed, eval_every, patience, valid_max_triples, checkpoint_every, threads,
               device, min_score, no_test, overwrite, quiet, **pbg):
     """Train embeddings of GRAPH (default: the shipped FB13) into DIR.
 
@@ -79,8 +82,9 @@ def train_cmd(graph, out_dir, config_file, profile, model, dim, p_norm, epochs, 
     from wgb import cli_kge_pbg
 
     engine = pbg.pop("engine")
-    if engine == "pbg" and (device is not None or profile is not None or optimizer is not None):
-        raise click.UsageError("--device, --profile and --optimizer apply to the built-in trainer (--engine ours)")
+    if engine == "pbg" and any(v is not None for v in (device, profile, optimizer, tail_candidates)):
+        raise click.UsageError("--device, --profile, --optimizer and --tail-candidates apply to the built-in trainer "
+                               "(--engine ours)")
     if engine == "pbg":
         flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr,
                  "negatives": negatives, "loss": loss, "margin": margin, "sampler": sampler,
@@ -106,7 +110,8 @@ def train_cmd(graph, out_dir, config_file, profile, model, dim, p_norm, epochs, 
             given["model_kwargs"] = {**fields.get("model_kwargs", {}), **given["model_kwargs"]}
         fields.update(given)
     flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr, "negatives": negatives,
-             "loss": loss, "margin": margin, "optimizer": optimizer, "sampler": sampler, "regularization": regularization, "seed": seed,
+             "loss": loss, "margin": margin, "optimizer": optimizer, "tail_candidates": tail_candidates,
+             "sampler": sampler, "regularization": regularization, "seed": seed,
              "eval_every": eval_every, "patience": patience, "valid_max_triples": valid_max_triples,
              "checkpoint_every": checkpoint_every, "num_threads": threads, "device": device}
     fields.update({k: v for k, v in flags.items() if v is not None})

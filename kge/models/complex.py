@@ -31,6 +31,12 @@ class ComplEx(KGEModel):
         tr, ti = split_complex(t)
         return ((hr * rr - hi * ri) * tr + (hr * ri + hi * rr) * ti).sum(-1)
 
+    def score_vectors_t(self, h: torch.Tensor, r: int, cand: torch.Tensor) -> torch.Tensor:
+        """Scores ``[B, C]`` of heads ``h [B, 2d]`` with relation ``r`` against ``cand [C, 2d]``."""
+        hr, hi = split_complex(h)
+        rr, ri = split_complex(self.relation.weight[r])
+        return torch.cat([hr * rr - hi * ri, hr * ri + hi * rr], dim=-1) @ cand.T
+
     def score_t(self, h, r, candidates=None):
         hr, hi = split_complex(self.entity_vectors(h))
         rr, ri = split_complex(self.relation(r))

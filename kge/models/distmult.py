@@ -20,6 +20,10 @@ class DistMult(KGEModel):
     def score_emb(self, h, r, t):
         return (h * self.relation(r) * t).sum(-1)
 
+    def score_vectors_t(self, h: torch.Tensor, r: int, cand: torch.Tensor) -> torch.Tensor:
+        """Scores ``[B, C]`` of heads ``h [B, d]`` with relation ``r`` against ``cand [C, d]``."""
+        return (h * self.relation.weight[r]) @ cand.T
+
     def score_t(self, h, r, candidates=None):
         return (self.entity_vectors(h) * self.relation(r)) @ self.entity_vectors(candidates).T
 

@@ -56,6 +56,11 @@ class TransE(KGEModel):
 
         return sp.neg(), sn.neg(), backward
 
+    def score_vectors_t(self, h: torch.Tensor, r: int, cand: torch.Tensor) -> torch.Tensor:
+        """Scores ``[B, C]`` of heads ``h [B, d]`` with relation ``r`` against tail vectors
+        ``cand [C, d]`` (:mod:`kge.train_range`), differentiable; the same values as :meth:`score_emb`."""
+        return -torch.cdist(h + self.relation.weight[r], cand, p=self.p_norm)
+
     @staticmethod
     def project_entities(x: torch.Tensor) -> torch.Tensor:
         """The entity constraint, in place: unit L2 norm (applied to rows touched by a training step)."""

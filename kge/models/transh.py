@@ -42,6 +42,13 @@ class TransH(KGEModel):
         w = self.normals(r)
         return -(self.project(h, w) + self.relation(r) - self.project(t, w)).norm(p=self.p_norm, dim=-1)
 
+    def score_vectors_t(self, h: torch.Tensor, r: int, cand: torch.Tensor) -> torch.Tensor:
+        """Scores ``[B, C]`` of heads ``h [B, d]`` with relation ``r`` against tail vectors
+        ``cand [C, d]`` (:mod:`kge.train_range`): both projected on r's hyperplane, then distances."""
+        w = self.normal.weight[r]
+        w = w / w.norm().clamp_min(1e-12)
+        return -torch.cdist(self.project(h, w) + self.relation.weight[r], self.project(cand, w), p=self.p_norm)
+
     def score_pairs_grad(self, h, r, t, e, corrupt_head):
         """:meth:`score_pairs` and its gradient in closed form (the trainer's fast path). The
         projection is linear, so ``D = P_w(u) + d_r`` with ``u = h - t`` (a negative: ``e - t`` or

@@ -65,3 +65,12 @@ def test_profile_flag_sets_the_preset_and_flags_override_it(tmp_path, tiny_graph
     assert bad.exit_code == 2 and "nope" in bad.output
     pbg = CliRunner().invoke(cli, ["kge", "train", "--engine", "pbg", "--profile", "openke", "--out", str(tmp_path / "y")])
     assert pbg.exit_code == 2 and "--profile" in pbg.output
+    ranged = CliRunner().invoke(cli, ["kge", "train", str(tmp_path / "graph"), "--profile", "range", "--dim", "8",
+                                      "--epochs", "1", "--batch-size", "16", "--out", str(tmp_path / "r"), "--quiet",
+                                      "--no-test"])
+    assert ranged.exit_code == 0, ranged.output
+    rc = json.loads((tmp_path / "r" / "result.json").read_text())["config"]
+    assert rc["tail_candidates"] == "range" and rc["loss"] == "softmax"
+    bad = CliRunner().invoke(cli, ["kge", "train", str(tmp_path / "graph"), "--tail-candidates", "range",
+                                   "--out", str(tmp_path / "z")])
+    assert bad.exit_code != 0 and "softmax" in bad.output
