@@ -31,6 +31,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from kge.graph import GraphFormatError, find_file
+from kge.graph_io import _Vocab  # the names -> ids table of load_tsv: one rule for both readers
 from kge.knowledge_graph import SPLITS
 
 CHUNK_ROWS = 1 << 20
@@ -189,25 +190,6 @@ def _openke_bad_line(path: Path, lines: list[bytes], lineno: int) -> None:
     raise GraphFormatError(f"{path}:{lineno + 1}: cannot read the id rows")  # pragma: no cover
 
 
-class _Vocab:
-    """Name -> id, frozen (a names file) or by first appearance (then ``names`` grows)."""
-
-    def __init__(self, names: list[str] | None, what: str) -> None:
-        self.frozen = names is not None
-        self.names = list(names or [])
-        self.ids = {n: i for i, n in enumerate(self.names)}
-        self.what = what
-
-    def __call__(self, name: str, where: str) -> int:
-        i = self.ids.get(name)
-        if i is None:
-            if self.frozen:
-                raise GraphFormatError(f"{where}: unknown {self.what} {name!r} (not in the {self.what} list)")
-            i = self.ids[name] = len(self.names)
-            self.names.append(name)
-        return i
-
-
 def _tsv_reader(path: Path, ent: _Vocab, rel: _Vocab) -> Callable[[int], Iterator[np.ndarray]]:
     """``head<TAB>relation<TAB>tail`` lines (blank and ``#`` lines skipped), as :func:`kge.graph.load_tsv`."""
 
@@ -326,7 +308,8 @@ def _openke_source(folder: Path, name: str) -> TripleSource:
 
 def _tsv_source(files: dict[str, Path], ents: list[str] | None, rels: list[str] | None, name: str,
                 describe: str) -> TripleSource:
-    ev, rv = _Vocab(ents, "entity"), _Vocab(rels, "relation")
+    ev = _Vocab(ents, frozen=ents is not None, what="entity")
+    rv = _Vocab(rels, frozen=rels is not None, what="relation")
     readers = {s: _tsv_reader(f, ev, rv) for s, f in files.items()}
     src = TripleSource(name, ev.names, rv.names, readers, streamed=True, describe=describe)
     src.ids_known = ev.frozen and rv.frozen  # first-appearance ids exist only after a pass

@@ -56,7 +56,7 @@ def kge_speed() -> str:
     return "\n".join([
         f"TransE L{s['p_norm']}, dim {s['dim']}, batch {s['batch_size']}, {s['negatives']} negative, margin loss, "
         f"Adam lr {s['lr']}, {s['epochs']} epochs, same seed, both trainers in one process, timed alternately "
-        "(whole `train` calls; median of the pairs); Hits@10 filtered, both sides, our evaluator for both models "
+        "(ours with its model set-up, PyKEEN's training loop without; median of the pairs); Hits@10 filtered, both sides, our evaluator for both models "
         f"(it agrees with PyKEEN's on a subset). Files: " + ", ".join(f"`{x}`" for x in srcs) + ".", "", *lines])
 
 
