@@ -25,7 +25,7 @@ Every release sentence the default rules miss is given one cause, the first that
   "Anne of Brittany", the hypernym "Emperor" in "Qianlong Emperor");
 * ``head_pronoun_only``: the head is named only by a pronoun of its gender (kept with
   ``--pronouns``);
-* ``head_not_named``: the head is not named at all (kept with ``--no-require-head``);
+* ``head_not_named``: the head is not named at all (kept by the paper's rule, the default);
 * ``other``: none of these (a bug if it is not 0).
 
 Hypernyms that are a word of the head's own name ("Ogilvie" of "Lawrence Ogilvie"; noise of
@@ -66,8 +66,9 @@ RELEASE_WORD_MATCH = ("tail_other_word_only", "tail_inside_longer_word", "tail_s
 _WORDS = re.compile(r"[\s,()]+")
 #: Recall targets of issue #15 (hypernym without the name-word hypernyms).
 TARGETS = {"spouse": 0.95, "hypernym": 0.90, "birthDate": 0.95, "birthPlace": 0.95}
-CONFIGS = {"default": DistantConfig(), "pronouns": DistantConfig(pronouns=True),
-           "head_not_required": DistantConfig(require_head=False)}
+CONFIGS = {"require_head": DistantConfig(require_head=True),
+           "require_head_pronouns": DistantConfig(require_head=True, pronouns=True),
+           "paper": DistantConfig(require_head=False)}
 
 
 def _row(head: str, relation: str, tail: str) -> str:
@@ -159,7 +160,7 @@ _CAUSE_TEXT = (
     "`tail_shared_name_only` a spouse named only by the surname it shares with the head, which names the head; "
     "`tail_inside_head` the tail only inside a mention of the head (\"Brittany\" in \"Anne of Brittany\"); "
     "`head_pronoun_only` the person named only by a pronoun (kept with `--pronouns`); `head_not_named` the "
-    "person not named at all (kept with `--no-require-head`); `other` none of these (0 unless the check is wrong). "
+    "person not named at all (kept by the paper's rule, the default); `other` none of these (0 unless the check is wrong). "
     "`tail_other_word_only`, `tail_inside_longer_word` and `tail_shared_name_only` are the release taking a word of "
     "the tail (a substring of the sentence) for the tail; the last column leaves them out of the denominator.")
 
@@ -170,9 +171,10 @@ def markdown(res: dict) -> str:
              "For each (relation, tail), ours = the sentences our rules select among all of the entity's "
              "release sentences; release = the sentences the release lists. `hypernym (name word)`: hypernyms "
              "that are a word of the head's own name (LHD noise, their mentions inside the name are the head's), "
-             "counted apart from `hypernym`. Configurations: `default` (a sentence must name the person), "
-             "`pronouns` (`--pronouns`: a pronoun of the person's gender names the person), `head_not_required` "
-             "(`--no-require-head`: the paper's rule, any sentence of the article that mentions the tail).", "",
+             "counted apart from `hypernym`. Configurations: `require_head` (`--require-head`: a sentence must name "
+             "the person), `require_head_pronouns` (`--require-head --pronouns`: a pronoun of the person's gender "
+             "names the person), `paper` (the default: the paper's rule, any sentence of the article that mentions "
+             "the tail).", "",
              "## Recall of the release's selections and why the rest is missed", "",
              "| config | relation | release | recovered | recall | target | " + " | ".join(CAUSES)
              + " | recall without release word matches |",

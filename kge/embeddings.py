@@ -140,7 +140,12 @@ def _check_graph(cfg: dict, graph: KnowledgeGraph, path: Path) -> None:
             f"{path}: embeddings are for {cfg['num_entities']} entities / {cfg['num_relations']} relations but "
             f"graph {graph.name!r} has {graph.num_entities} / {graph.num_relations}")
     fp = cfg.get("graph") or {}
-    if fp.get("names_sha256") and fp["names_sha256"] != graph.fingerprint()["names_sha256"]:
+    if not isinstance(fp, dict) or not isinstance(fp.get("names_sha256"), str):
+        raise EmbeddingShapeError(
+            f"{path}/config.json: no graph fingerprint ('graph': {{'names_sha256': ...}}), so nothing says its ids "
+            f"line up with graph {graph.name!r}; embeddings written by `wgb kge train` or an import with the "
+            "id maps carry one (train or import them again)")
+    if fp["names_sha256"] != graph.fingerprint()["names_sha256"]:
         raise EmbeddingShapeError(
             f"{path}: embeddings were trained on a graph with other entity/relation names "
             f"({cfg.get('graph_name')!r}, names hash {fp['names_sha256']}) than graph {graph.name!r} "

@@ -234,6 +234,13 @@ def evaluate(model, graph: KnowledgeGraph, split: str = "test", filtered: bool =
     if max_triples is not None and len(triples) > max_triples:
         idx = np.sort(np.random.default_rng(seed).choice(len(triples), max_triples, replace=False))
         triples = triples[idx]
+    if type_constrain:  # a relation with no training triple has no candidates: its ranks would mean nothing
+        unseen = sorted(set(np.unique(triples[:, 1]).tolist()) - set(np.unique(graph.train[:, 1]).tolist()))
+        if unseen:
+            names = [graph.relations[r] for r in unseen[:10]]
+            raise ValueError(f"graph {graph.name!r}: type-constrained ranking takes each relation's candidates from "
+                             f"its training triples, but {split} relation(s) {names} never occur in training (their "
+                             f"ranks would mean nothing); evaluate without --type-constrain")
     masks = type_masks(graph.train, graph.num_entities, graph.num_relations) if type_constrain else None
     return evaluate_triples(model, triples, graph.all_triples() if filtered else None, graph.num_relations,
                             batch_size, progress=progress, type_constrain=masks)

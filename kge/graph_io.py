@@ -295,14 +295,26 @@ def load_triples_jsonl(path: str | os.PathLike, min_score: float | None = None, 
     ``(head, "gender", "male"/"female")``. ``min_score`` drops extracted triples scored below it
     (gender triples are kept). By default everything is train; ``valid_fraction``/``test_fraction``
     hold out a seeded random share of the extracted (non-gender) triples.
+
+    Refused, naming the line: a ``score`` that is not a finite number (``true``, ``NaN``, text),
+    a head given two genders, and a ``gender`` triple whose tail contradicts the head's
+    ``head_gender`` (on its own line or another).
     """
+    import math
+
     path = Path(path)
+    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))
+                                  or not math.isfinite(min_score)):
+        raise GraphFormatError(f"min_score must be a finite number, got {min_score!r}")
+    stated: dict[str, tuple[str, str]] = {}  # head -> (gender, where) from gender triples
     ent, rel = _Vocab(what="entity"), _Vocab(what="relation")
     seen: set[tuple[int, int, int]] = set()
     rows: list[tuple[int, int, int]] = []
     genders: dict[str, str] = {}
+    from wgbcore.fileio import reading
+
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
+    with reading(path, "triples file"), opener(path, "rb") as f:
         for lineno, raw in enumerate(f, start=1):
             where = f"{path}:{lineno}"
             try:
@@ -322,8 +334,9 @@ def load_triples_jsonl(path: str | os.PathLike, min_score: float | None = None, 
                 if not isinstance(v, str) or not v.strip():
                     raise GraphFormatError(f"{where}: field {key!r} missing or not a non-empty string")
             score = obj.get("score")
-            if score is not None and not isinstance(score, (int, float)):
-                raise GraphFormatError(f"{where}: field 'score' is not a number: {score!r}")
+            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                                      or not math.isfinite(score)):
+                raise GraphFormatError(f"{where}: field 'score' must be a finite number, got {score!r}")
             # whitespace runs (tabs and newlines included, which graph dirs cannot hold) become one
             # space: e.g. the release's spouse tail "Donna Courtney \nNancy Courtney"
             head, relation, tail = (" ".join(obj[k].split()) for k in ("head", "relation", "tail"))
@@ -335,6 +348,19 @@ def load_triples_jsonl(path: str | os.PathLike, min_score: float | None = None, 
                 if genders.setdefault(head, g) != g:
                     raise GraphFormatError(f"{where}: head {head!r} has gender {g!r} here but "
                                            f"{genders[head]!r} on an earlier line")
+                if head in stated and stated[head][0] != g:
+                    raise GraphFormatError(f"{where}: head {head!r} has head_gender {g!r} but its "
+                                           f"{gender_relation!r} triple at {stated[head][1]} says {stated[head][0]!r}")
+            if relation == gender_relation:  # an extracted gender triple must agree with head_gender
+                t = tail.strip().lower()
+                if head in genders and t in ("male", "female") and genders[head] != t:
+                    raise GraphFormatError(f"{where}: triple ({head!r}, {gender_relation!r}, {tail!r}) contradicts "
+                                           f"the head_gender {genders[head]!r} given for {head!r}")
+                if t in ("male", "female"):
+                    if head in stated and stated[head][0] != t:
+                        raise GraphFormatError(f"{where}: head {head!r} has {gender_relation!r} {t!r} here but "
+                                               f"{stated[head][0]!r} at {stated[head][1]}")
+                    stated.setdefault(head, (t, where))
             if min_score is not None and score is not None and score < min_score:
                 continue
             key = (ent(head, where), rel(relation, where), ent(tail, where))

@@ -292,7 +292,10 @@ def _write_id_map(path: Path, names: list[str]) -> None:
 def _read_id_map(path: Path) -> list[str]:
     import pandas as pd
 
-    df = pd.read_csv(path, sep="\t", keep_default_na=False, dtype={"label": str})
+    from wgbcore.fileio import reading
+
+    with reading(path, "PyKEEN id map"):
+        df = pd.read_csv(path, sep="\t", keep_default_na=False, dtype={"label": str})
     if not {"id", "label"} <= set(df.columns):
         raise ValueError(f"{path}: expected columns id and label")
     return _names(dict(zip(df["label"], df["id"].astype(int))), path.name.split("_to_id")[0])
@@ -363,15 +366,26 @@ def _read_meta(path: Path) -> dict:
 
 
 def import_pykeen(src: str | os.PathLike, out: str | os.PathLike | None = None, *,
-                  normalize_normals: bool = False) -> tuple[Any, list[str] | None, list[str] | None]:
+                  normalize_normals: bool = False, overwrite: bool = False) -> tuple[Any, list[str] | None, list[str] | None]:
     """Read a PyKEEN model folder (``export_pykeen``'s, or the ``save_to_directory`` of a PyKEEN
     pipeline) as ``(our model, entity names, relation names)``; with ``out``, also write it as an
-    embedding dir (:func:`kge.embeddings.save_model`). Names come from ``training_triples/``."""
+    embedding dir (:func:`kge.embeddings.save_model`). Names come from ``training_triples/``.
+
+    An ``out`` that already holds files (e.g. a finished ``wgb kge train`` run with its ``DONE``
+    and checkpoint) is refused before anything is read; ``overwrite`` empties it first, so no
+    marker of the old run survives next to the imported tensors."""
     import pickle
+    import shutil
 
     src = Path(src)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a folder")
+    if out is not None and Path(out).is_dir() and any(Path(out).iterdir()):
+        if not overwrite:
+            held = sorted(p.name for p in Path(out).iterdir())[:5]
+            raise FileExistsError(f"{out}: not empty (holds {', '.join(held)}); importing into it would mix the "
+                                  "imported tensors with another run's files: choose an empty folder or --overwrite")
+        shutil.rmtree(out)
     if (src / META).is_file() and (src / STATE).is_file():
         meta = _read_meta(src / META)
         try:
@@ -417,7 +431,10 @@ def _read_triples(tdir: Path, n_ent: int, n_rel: int) -> np.ndarray:
         return np.zeros((0, 3), dtype=np.int64)
     import pandas as pd
 
-    a = pd.read_csv(path, sep="\t", dtype=int).to_numpy(dtype=np.int64)
+    from wgbcore.fileio import reading
+
+    with reading(path, "PyKEEN triples"):
+        a = pd.read_csv(path, sep="\t", dtype=int).to_numpy(dtype=np.int64)
     if a.size and (a[:, [0, 2]].max() >= n_ent or a[:, 1].max() >= n_rel or a.min() < 0):
         raise ValueError(f"{path}: ids out of range of {n_ent} entities / {n_rel} relations")
     return a.reshape(-1, 3)

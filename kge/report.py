@@ -210,10 +210,22 @@ def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: in
     results = list(results)
     out = Path(out_dir)
     plots = out / "plots"
+    created = [p for p in (out, plots) if not p.exists()]
     plots.mkdir(parents=True, exist_ok=True)
     done = out / "DONE"
     if done.exists():
         done.unlink()
+    try:
+        return _render(results, out, plots, done, top, min_count, title)
+    except BaseException:
+        for p in reversed(created):  # no empty plots/ (or report folder) left by a failed render
+            if p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+        raise
+
+
+def _render(results: list[BiasResult], out: Path, plots: Path, done: Path, top: int, min_count: int,
+            title: str) -> dict[str, Path]:
     doc = _doc(title)
     doc.para(f"{len(results)} result(s); top-{top} tables keep items with C_a + C_b >= {min_count} "
              "(C_a, C_b: holders of the item with the first and the second attribute value). Signed scores "

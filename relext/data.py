@@ -23,7 +23,10 @@ def load_dataset_dict(path: str | os.PathLike | None = None, dataset=None):
     if path is not None and (Path(path) / "dataset_dict.json").is_file():  # DatasetDict.save_to_disk
         from datasets import load_from_disk
 
-        return load_from_disk(str(path))
+        from wgbcore.fileio import reading
+
+        with reading(path, "saved DatasetDict"):
+            return load_from_disk(str(path))
     import wikigenderbias
 
     try:

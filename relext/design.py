@@ -1,17 +1,23 @@
 """The study-design layer: estimates with their uncertainty, paired comparisons, multiplicity
-control and three-state verdicts, for every study whose runs share one test set (the
+control and three-state verdicts, for every study whose runs share one set of persons (the
 encoder x selector grid, the debiasing study, ``wgb run``).
 
-**Input.** Every run (variant ``v``, seed ``s``) is evaluated on the same test entities
-(articles); its per-entity counts ``C[v, s]`` of shape (E, R, 3) -- (tp, fp, fn) per relation,
-``entity_counts.npz`` next to each run's ``eval.json`` -- are all this module needs.
+**Input.** Every run (variant ``v``, seed ``s``) is evaluated on the same entities (persons,
+articles); its per-entity counts ``C[v, s]`` of shape (E, R, 3) -- (tp, fp, fn) per relation,
+``entity_counts.npz`` next to each run's ``eval.json`` -- are all this module needs
+(:class:`StudyCounts`, :mod:`relext.design_counts`). Under person-level cross-fitting (issue #26)
+one (variant, seed) is K fold models, each predicting the persons of its fold; the counts then say
+each person's ``fold`` and ``population`` ("test": the annotated test persons; "distant": the
+distantly supervised rest), and :meth:`StudyCounts.subset` keeps one population.
 
-**Seeds and entities are crossed.** Every seed is evaluated on the same sample of test entities,
-so the test set's sampling error does not average out over seeds. The *two-level bootstrap* draws,
-in each of ``B`` replicates,
+**Seeds and entities are crossed.** Every seed is evaluated on the same sample of entities, so the
+sample's error does not average out over seeds. The *two-level bootstrap* draws, in each of ``B``
+replicates,
 
-1. seeds with replacement from the seeds the compared variants share, and
-2. one multinomial resample of the test entities within each gender (the per-run bootstrap's unit),
+1. seeds with replacement from the seeds the compared variants share (a seed brings all its fold
+   models along: one model per seed and fold), and
+2. one multinomial resample of the entities within each gender -- within each (gender, fold)
+   stratum when there are folds, so every replicate keeps the folds' sizes (:func:`entity_weights`),
 
 and applies the same entity resample to every drawn seed and every variant, and the same seed draw
 to every variant: comparisons between variants are **paired** on seeds and on entities. A
@@ -20,36 +26,59 @@ absolute gap ``|gap|`` is the absolute value of the expected gap, not the expect
 of seed noise. Next to the combined interval, a *seed-only* bootstrap (entities fixed) and an
 *entity-only* bootstrap (seeds fixed) show where the uncertainty comes from.
 
+**Exact uncertainty: the interaction counted once.** Write a per-seed, per-entity value as
+``x_se = mu + a_s + b_e + i_se`` (seed effect, entity effect, their interaction; variances
+sigma_S^2, sigma_E^2, sigma_I^2; a fold model's offset is part of its seed's effect). The
+estimator's variance is the target ``V = sigma_S^2/S + sigma_E^2/E + sigma_I^2/(S E)``. The two
+one-level bootstraps give (the seed draw scaled by sqrt(S/(S-1)))
+
+* seed-only:  ``V_s = (sigma_S^2 + sigma_I^2/E) / S``,
+* entity-only: ``V_e = (sigma_E^2 + sigma_I^2/S) / E``,
+
+each carrying the interaction once. The crossed bootstrap draws the seeds *inside* each entity
+replicate, whose multinomial weights w (sum E) make the seeds' means differ by the interaction with
+variance ``sigma_I^2 * sum(w^2)/E^2 ~ 2 sigma_I^2/E``: ``V_c = sigma_S^2/S + 2 sigma_I^2/(S E) +
+V_e = V + 2 sigma_I^2/(S E)`` -- the interaction three times instead of once, intervals too wide
+by up to sqrt(3) when it dominates. So ``J = V_c - V_s - V_e`` estimates ``sigma_I^2/(S E)``, and
+``V = V_s + V_e - J`` (the two-way ANOVA estimator ``(MS_seed + MS_entity - MS_interaction)/(S
+E)``). :func:`interaction_correction` takes ``J = max(V_c - V_s - V_e, 0)`` and
+``V = max(V_s + V_e - J, J)`` (the variance is at least the interaction's), and rescales the
+crossed replicates around the point estimate by sqrt(V / V_c): the corrected combined replicates
+give the interval, the standard error and the p-value (``Estimate.ci_crossed`` keeps the crossed
+interval). The known-answer simulations of ``tests/relext/test_design.py`` check nominal coverage.
+
 **Tests.** Two-sided bootstrap p-value (percentile-interval inversion, +1 corrected); Holm
 (family-wise error) or Benjamini-Hochberg (false discovery rate) across a family of tests. A test
 is *flagged* only when its adjusted p-value is below ``alpha``; an estimate from fewer than 3 seeds
-or with a zero-width combined interval is *degenerate* and never flags. The seed draw's spread is
-scaled by sqrt(S / (S - 1)), so that the seed part of the bootstrap variance is unbiased for S seeds.
+or with a zero-width combined interval is *degenerate* and never flags.
 
-**Verdicts** of directional claims (:func:`verdicts`): ``supported`` (significant after the
-correction, in the claimed direction), ``contradicted`` (significant, the other way) or
-``undecided``, with the minimum detectable effect at the run's seed count (80% power, two-sided,
-at the Bonferroni level alpha/m, Holm's first step) and the number of seeds that would detect the
-observed effect -- or the statement that no number of seeds would, when the test set's own
-sampling noise (the entity-only part) already exceeds it.
+**Verdicts** of directional claims (:func:`verdicts`, :mod:`relext.design_verdicts`):
+``supported`` (significant after the correction, in the claimed direction), ``contradicted``
+(significant, the other way) or ``undecided``; a claim about every member of a set is an
+intersection-union test (each member at level alpha; p = the largest member p). Each verdict
+carries its interval at the level the correction tested it at, and, when undecided, the minimum
+detectable effect (80% power, at the Bonferroni level alpha/m, Holm's first step) and what would
+decide it: more seeds (how many), more articles (how many times the persons), either or both. As
+seeds grow the variance falls to sigma_E^2/E = V_e - J, the floor no seed count passes.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from relext.design_counts import POPULATIONS, StudyCounts  # noqa: F401 - the layer's face
+from relext.design_verdicts import (  # noqa: F401 - the layer's face
+    CORRECTIONS, VERDICTS, Claim, Estimate, Verdict, _interval, adjust, benjamini_hochberg, bootstrap_p_value,
+    flags, holm, intersection_union, iut_claim, power_needs, power_plan, variance_parts, verdicts,
+)
 from relext.metrics import micro_f1_from_counts, prf_from_counts
 from wikigenderbias.schema import RELATIONS
 
 MODES = ("combined", "seed", "entity")
 #: Fewest seeds for a test: fewer give no usable estimate of the seed variance.
 MIN_SEEDS = 3
-VERDICTS = ("supported", "contradicted", "undecided")
-CORRECTIONS = ("holm", "bh", "none")
 
 
 # --------------------------------------------------------------------------------------------
@@ -85,101 +114,40 @@ def base_metrics(male: np.ndarray, female: np.ndarray) -> dict[str, np.ndarray]:
 # --------------------------------------------------------------------------------------------
 # The counts of a study
 # --------------------------------------------------------------------------------------------
-@dataclass
-class StudyCounts:
-    """Per-entity counts of a study: ``counts[variant][seed]`` is (E, R, 3) over the shared
-    ``entity_ids`` (with their ``gender``: "male" / "female")."""
-
-    entity_ids: np.ndarray
-    gender: np.ndarray
-    counts: dict[str, dict[int, np.ndarray]]
-
-    def __post_init__(self) -> None:
-        self.entity_ids = np.asarray(self.entity_ids, dtype=str)
-        self.gender = np.asarray(self.gender, dtype=str)
-        e = len(self.entity_ids)
-        if len(self.gender) != e:
-            raise ValueError(f"{len(self.gender)} genders for {e} entities")
-        for g in ("male", "female"):
-            if not np.any(self.gender == g):
-                raise ValueError(f"no test entity of gender {g!r}")
-        for v, by_seed in self.counts.items():
-            for s, c in by_seed.items():
-                if c.ndim != 3 or c.shape[0] != e or c.shape[2] != 3:
-                    raise ValueError(f"{v} seed {s}: counts of shape {c.shape}, expected ({e}, R, 3)")
-
-    def seeds(self, variant: str) -> list[int]:
-        if variant not in self.counts:
-            raise KeyError(f"no runs of variant {variant!r}; have {sorted(self.counts)}")
-        return sorted(self.counts[variant])
-
-    def common_seeds(self, variants: Sequence[str]) -> list[int]:
-        common = set(self.seeds(variants[0]))
-        for v in variants[1:]:
-            common &= set(self.seeds(v))
-        return sorted(common)
-
-    @classmethod
-    def from_runs(cls, runs: Mapping[tuple[str, int], str | Path], *, rule: str = "argmax") -> "StudyCounts":
-        """Read ``entity_counts.npz`` of each run directory (keys: (variant, seed)); every run must
-        list the same test entities in the same order (an error names the run that does not)."""
-        from relext.metrics import ENTITY_COUNTS, read_entity_counts
-
-        ids = gender = None
-        counts: dict[str, dict[int, np.ndarray]] = {}
-        for (variant, seed), run_dir in runs.items():
-            path = Path(run_dir) / ENTITY_COUNTS
-            z = read_entity_counts(path)
-            key = f"counts_{rule}"
-            if key not in z:
-                raise ValueError(f"{path}: no counts for the decision rule {rule!r}")
-            if ids is None:
-                ids, gender = z["entity_ids"], z["gender"]
-            elif not (np.array_equal(ids, z["entity_ids"]) and np.array_equal(gender, z["gender"])):
-                raise ValueError(f"{path}: the run was evaluated on other test entities than the "
-                                 "study's first run; a design needs one shared test set")
-            counts.setdefault(variant, {})[int(seed)] = z[key].astype(np.int64)
-        if ids is None:
-            raise ValueError("no runs with entity counts")
-        return cls(ids, gender, counts)
+def entity_weights(data: StudyCounts, n_resamples: int, seed: int) -> dict[str, np.ndarray]:
+    """The entity resample: gender -> (B, E_g) multinomial counts, in the order of
+    ``data.entity_ids[data.gender == g]``. Without folds one multinomial over each gender's
+    entities; with folds one within each (gender, fold) stratum, so every replicate keeps each
+    fold's size (the folds are fixed by design, and a fold model's offset belongs to its seed)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for g in ("male", "female"):
+        mask = data.gender == g
+        e = int(mask.sum())
+        if data.fold is None:
+            out[g] = rng.multinomial(e, np.full(e, 1.0 / e), size=n_resamples).astype(float)
+            continue
+        folds = data.fold[mask]
+        w = np.zeros((n_resamples, e))
+        for f in np.unique(folds):
+            cols = np.flatnonzero(folds == f)
+            w[:, cols] = rng.multinomial(cols.size, np.full(cols.size, 1.0 / cols.size), size=n_resamples)
+        out[g] = w
+    return out
 
 
-# --------------------------------------------------------------------------------------------
-# Estimates
-# --------------------------------------------------------------------------------------------
-@dataclass
-class Estimate:
-    """A statistic with its combined, seed-only and entity-only bootstrap intervals."""
-
-    value: float
-    ci: list[float]               # combined (seeds x entities) percentile interval
-    ci_seed: list[float]          # seed-only (entities fixed)
-    ci_entity: list[float]        # entity-only (seeds fixed)
-    se: float                     # combined bootstrap standard error
-    se_seed: float
-    se_entity: float
-    p_value: float                # two-sided, from the combined bootstrap (1.0 when degenerate)
-    n_seeds: int
-    seeds: list[int]
-    confidence: float
-    degenerate: str | None = None  # why no test is possible (fewer than 2 seeds, zero width)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def bootstrap_p_value(replicates: np.ndarray) -> float:
-    """Two-sided p-value of "the statistic is 0" by inverting the percentile interval."""
-    r = np.asarray(replicates, dtype=float)
-    b = r.size
-    below, above = int(np.sum(r <= 0)), int(np.sum(r >= 0))
-    return float(min(1.0, 2 * min(below + 1, above + 1) / (b + 1)))
-
-
-def _interval(r: np.ndarray, confidence: float) -> list[float]:
-    a = 1 - confidence
-    lo, hi = np.quantile(r, [a / 2, 1 - a / 2])
-    return [float(lo), float(hi)]
+def interaction_correction(point: float, crossed: np.ndarray, seed_only: np.ndarray,
+                           entity_only: np.ndarray) -> tuple[np.ndarray, float]:
+    """(corrected combined replicates, estimated sqrt(sigma_I^2 / (S E))): the crossed replicates
+    rescaled around ``point`` to the variance ``max(V_s + V_e - J, J)``, the interaction part
+    ``J = max(V_c - V_s - V_e, 0)`` (module docstring, "Exact uncertainty")."""
+    vc = float(np.var(crossed, ddof=1))
+    vs, ve = float(np.var(seed_only, ddof=1)), float(np.var(entity_only, ddof=1))
+    if not (vc > 0 and np.isfinite(vc) and np.isfinite(vs) and np.isfinite(ve)):
+        return crossed, 0.0
+    j = max(vc - vs - ve, 0.0)
+    target = max(vs + ve - j, j)
+    return point + math.sqrt(target / vc) * (crossed - point), math.sqrt(j)
 
 
 class Design:
@@ -198,11 +166,7 @@ class Design:
         self.data, self.n_resamples, self.seed, self.confidence = data, n_resamples, seed, confidence
         self._male = data.gender == "male"
         self._female = data.gender == "female"
-        rng = np.random.default_rng(seed)
-        self._w = {}
-        for g, mask in (("male", self._male), ("female", self._female)):
-            e = int(mask.sum())
-            self._w[g] = rng.multinomial(e, np.full(e, 1.0 / e), size=n_resamples).astype(float)
+        self._w = entity_weights(data, n_resamples, seed)
         self._draws: dict[tuple[int, ...], np.ndarray] = {}
         self._cache: dict[tuple, dict[str, np.ndarray]] = {}
 
@@ -300,9 +264,12 @@ class Design:
         return self._from_replicates(point, reps, seeds)
 
     def _from_replicates(self, point: float, reps: Mapping[str, np.ndarray], seeds: list[int]) -> Estimate:
-        """The three intervals of a statistic's replicates; degenerate (never a test) with fewer
-        than ``MIN_SEEDS`` seeds or a zero-width combined interval."""
-        ci = _interval(reps["combined"], self.confidence)
+        """The three intervals of a statistic's replicates, the combined one corrected for the
+        interaction (:func:`interaction_correction`); degenerate (never a test) with fewer than
+        ``MIN_SEEDS`` seeds or a zero-width combined interval."""
+        crossed = np.asarray(reps["combined"], dtype=float)
+        combined, se_i = interaction_correction(point, crossed, reps["seed"], reps["entity"])
+        ci = _interval(combined, self.confidence)
         degenerate = None
         if len(seeds) < MIN_SEEDS:
             degenerate = f"fewer than {MIN_SEEDS} seeds: seed variance not estimable"
@@ -311,10 +278,12 @@ class Design:
         return Estimate(
             value=point, ci=ci, ci_seed=_interval(reps["seed"], self.confidence),
             ci_entity=_interval(reps["entity"], self.confidence),
-            se=float(reps["combined"].std(ddof=1)), se_seed=float(reps["seed"].std(ddof=1)),
+            se=float(combined.std(ddof=1)), se_seed=float(reps["seed"].std(ddof=1)),
             se_entity=float(reps["entity"].std(ddof=1)),
-            p_value=1.0 if degenerate else bootstrap_p_value(reps["combined"]),
-            n_seeds=len(seeds), seeds=seeds, confidence=self.confidence, degenerate=degenerate)
+            p_value=1.0 if degenerate else bootstrap_p_value(combined),
+            n_seeds=len(seeds), seeds=seeds, confidence=self.confidence, degenerate=degenerate,
+            ci_crossed=_interval(crossed, self.confidence), se_crossed=float(crossed.std(ddof=1)),
+            se_interaction=se_i, replicates=combined)
 
     def _drawn_mean(self, v: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
         """(B,) resampled seed means of per-seed values ``v`` (B or 1, S), the draw's spread scaled
@@ -324,148 +293,3 @@ class Design:
         k = math.sqrt(s_ / (s_ - 1)) if s_ > 1 else 1.0
         mean_all = v.mean(1)
         return mean_all + k * (np.take_along_axis(v, self._seed_draw(tuple(seeds)), 1).mean(1) - mean_all)
-
-
-# --------------------------------------------------------------------------------------------
-# Multiplicity
-# --------------------------------------------------------------------------------------------
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (family-wise error rate)."""
-    p = np.asarray(p_values, dtype=float)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    adj = np.empty(m)
-    running = 0.0
-    for k, i in enumerate(order):
-        running = max(running, min(1.0, (m - k) * p[i]))
-        adj[i] = running
-    return adj.tolist()
-
-
-def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (false discovery rate)."""
-    p = np.asarray(p_values, dtype=float)
-    m = p.size
-    if m == 0:
-        return []
-    order = np.argsort(p, kind="stable")
-    ranked = p[order] * m / np.arange(1, m + 1)
-    adj_sorted = np.minimum(1.0, np.minimum.accumulate(ranked[::-1])[::-1])
-    adj = np.empty(m)
-    adj[order] = adj_sorted
-    return adj.tolist()
-
-
-def adjust(p_values: Sequence[float], method: str) -> list[float]:
-    if method == "holm":
-        return holm(p_values)
-    if method == "bh":
-        return benjamini_hochberg(p_values)
-    if method == "none":
-        return [float(p) for p in p_values]
-    raise ValueError(f"unknown correction {method!r}; expected one of {list(CORRECTIONS)}")
-
-
-def flags(estimates: Sequence[Estimate], *, alpha: float = 0.05, method: str = "bh") -> list[dict]:
-    """Which estimates differ from 0 after the correction; degenerate ones never flag."""
-    adj = adjust([e.p_value for e in estimates], method)
-    return [{"p_adjusted": a, "flagged": bool(a < alpha and e.degenerate is None), "correction": method}
-            for e, a in zip(estimates, adj)]
-
-
-# --------------------------------------------------------------------------------------------
-# Verdicts
-# --------------------------------------------------------------------------------------------
-@dataclass
-class Claim:
-    """A directional claim: ``direction`` +1 says the statistic is > 0, -1 says < 0."""
-
-    name: str
-    statistic: str        # what is estimated, in words
-    direction: int
-    estimate: Estimate
-    source: str = ""      # where the claim comes from (the paper, a section)
-
-
-@dataclass
-class Verdict:
-    claim: str
-    statistic: str
-    direction: int
-    verdict: str                  # supported | contradicted | undecided
-    value: float
-    ci: list[float]
-    ci_seed: list[float]
-    ci_entity: list[float]
-    p_value: float
-    p_adjusted: float
-    correction: str
-    n_seeds: int
-    mde: float | None             # minimum detectable |effect| at n_seeds (80% power)
-    seeds_to_decide: int | None   # seeds that would detect the observed effect (None: see note)
-    note: str = ""
-    source: str = ""
-    extra: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def _z(q: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(q))
-
-
-def power_plan(est: Estimate, *, alpha_level: float, power: float = 0.8,
-               max_seeds: int = 1000) -> tuple[float | None, int | None, str]:
-    """(minimum detectable |effect| at the estimate's seed count, seeds that would detect the
-    observed effect, a note). The combined variance is split into an entity-only part, which more
-    seeds cannot shrink, and the rest, which falls as 1/seeds."""
-    if est.degenerate:
-        return None, None, f"no test: {est.degenerate}"
-    z = _z(1 - alpha_level / 2) + _z(power)
-    var, var_e = est.se ** 2, min(est.se_entity ** 2, est.se ** 2)
-    mde = z * math.sqrt(var)
-    d = abs(est.value)
-    if d == 0:
-        return mde, None, "the observed effect is 0"
-    need = (d / z) ** 2
-    if need <= var_e:
-        return mde, None, ("no seed count decides it: the test set's sampling noise alone "
-                           f"(entity-only SE {est.se_entity:.4f}) hides an effect of {d:.4f}")
-    n = math.ceil((var - var_e) * est.n_seeds / (need - var_e))
-    n = max(n, 2)
-    if n > max_seeds:
-        return mde, None, f"more than {max_seeds} seeds would be needed"
-    return mde, n, ""
-
-
-def verdicts(claims: Sequence[Claim], *, alpha: float = 0.05, method: str = "holm",
-             power: float = 0.8) -> list[Verdict]:
-    """Three-state verdicts of a family of claims, with the multiplicity ``method`` across it."""
-    adj = adjust([c.estimate.p_value for c in claims], method)
-    m = max(len(claims), 1)
-    level = alpha / m if method == "holm" else alpha
-    out = []
-    for c, pa in zip(claims, adj):
-        e = c.estimate
-        if c.direction not in (1, -1):
-            raise ValueError(f"claim {c.name!r}: direction must be +1 or -1")
-        significant = pa < alpha and e.degenerate is None
-        if significant and np.sign(e.value) == c.direction:
-            v = "supported"
-        elif significant:
-            v = "contradicted"
-        else:
-            v = "undecided"
-        mde, n, note = power_plan(e, alpha_level=level, power=power)
-        if v != "undecided":
-            n, note = None, note if e.degenerate else ""
-        elif n is not None:
-            note = f"about {n} seeds would decide it (80% power at the corrected level)"
-        out.append(Verdict(claim=c.name, statistic=c.statistic, direction=c.direction, verdict=v,
-                           value=e.value, ci=e.ci, ci_seed=e.ci_seed, ci_entity=e.ci_entity,
-                           p_value=e.p_value, p_adjusted=float(pa), correction=method,
-                           n_seeds=e.n_seeds, mde=mde, seeds_to_decide=n, note=note, source=c.source))
-    return out

@@ -438,9 +438,22 @@ def prediction_path(run_dir: str | Path, split: str) -> Path:
 
 
 def ensure_predictions(run_dir: str | Path, splits: Sequence[str] = EVAL_SPLITS, *,
-                       predict_fn=None, dataset=None) -> None:
-    """Write the run's missing prediction files (through ``relext.predict.write_predictions``)."""
-    missing = [s for s in splits if not prediction_path(run_dir, s).exists()]
+                       predict_fn=None, dataset=None, notes: list | None = None) -> None:
+    """Write the run's missing prediction files (through ``relext.predict.write_predictions``).
+
+    Cached files are checked first (``relext.predict.verify_predictions``): one that cannot be
+    attributed to the run's model, config or its own recorded bytes is refused; one from data that
+    changed since, or without a record of its data, is predicted again (its reason goes to
+    ``notes``). A custom ``predict_fn`` keeps its own files: they are not checked."""
+    stale: dict[str, str] = {}
+    if predict_fn is None:
+        from relext.predict import verify_predictions
+
+        stale = verify_predictions(run_dir, splits, dataset=dataset)
+        if notes is not None:
+            notes.extend(f"{prediction_path(run_dir, s)}: not used ({why}); predicting it again"
+                         for s, why in stale.items())
+    missing = [s for s in splits if s in stale or not prediction_path(run_dir, s).exists()]
     if not missing:
         return
     if predict_fn is None:
@@ -472,6 +485,7 @@ def evaluate_run(
     predict_fn=None,
     dataset=None,
     write: bool = True,
+    notes: list | None = None,
 ) -> EvalResult:
     """Evaluate a run directory: predictions (written if missing) -> eval.json + eval.md."""
     from relext.report import eval_markdown
@@ -480,13 +494,16 @@ def evaluate_run(
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"run directory {run_dir} does not exist")
-    ensure_predictions(run_dir, predict_fn=predict_fn, dataset=dataset)
+    ensure_predictions(run_dir, predict_fn=predict_fn, dataset=dataset, notes=notes)
     preds = {s: read_predictions(prediction_path(run_dir, s)) for s in EVAL_SPLITS
              if prediction_path(run_dir, s).exists()}
     result = evaluate_predictions(
         preds, threshold_mode=threshold_mode, n_resamples=n_resamples, confidence=confidence,
         bootstrap_seed=bootstrap_seed, run_dir=str(run_dir), config=read_run_config(run_dir),
     )
+    from relext.crossfit import entity_annotations
+
+    result.entity_counts.update(entity_annotations(result.config, result.entity_counts["entity_ids"], dataset))
     if write:
         write_entity_counts(run_dir / ENTITY_COUNTS, result.entity_counts)
         atomic_write_json(run_dir / "eval.json", result.to_dict())

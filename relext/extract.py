@@ -68,11 +68,10 @@ def extract_split(run_dir: str | Path, split: str, *, min_score: float = 0.0,
 
     ``cache`` (default: unless ``run_dir`` is a shipped pretrained model, ``model.safetensors``
     without ``model.pt``): write the predictions to ``run_dir/predictions/`` first if missing and
-    read them from there; cached predictions are checked against the run's model and config
-    first (:func:`relext.predict.check_predictions`; what cannot be checked goes to ``notes``).
-    Without it the split is predicted in memory and nothing is written into ``run_dir``."""
-    from relext.predict import check_predictions
-
+    read them from there; cached predictions are checked against the run's model, config and
+    data first (:func:`relext.evaluate.ensure_predictions`: refused, or predicted again when the
+    data changed, which goes to ``notes``). Without it the split is predicted in memory and
+    nothing is written into ``run_dir``."""
     if cache is None:
         cache = (Path(run_dir) / "model.pt").exists() or not (Path(run_dir) / "model.safetensors").exists()
     if not cache:
@@ -82,10 +81,8 @@ def extract_split(run_dir: str | Path, split: str, *, min_score: float = 0.0,
 
         rows = predict_split(run_dir, split, dataset=dataset)
         return triples_from_predictions(rows, min_score=min_score, rule=rule, split=split)
-    ensure_predictions(run_dir, (split,), predict_fn=predict_fn, dataset=dataset)
-    found = check_predictions(run_dir, (split,))
-    if notes is not None:
-        notes.extend(found)
+    # cached predictions are checked there against the run's model, config and data
+    ensure_predictions(run_dir, (split,), predict_fn=predict_fn, dataset=dataset, notes=notes)
     rows = read_predictions(prediction_path(run_dir, split))
     return triples_from_predictions(rows, min_score=min_score, rule=rule, split=split)
 
@@ -177,26 +174,46 @@ def text_dataset(sentences: Sequence[Mapping]):
     return DatasetDict({TEXT_SPLIT: Dataset.from_dict(recs, features=feats)})
 
 
-def mentions_an_entity(sentence: Mapping) -> bool:
-    """Whether the head or the tail of a new-text sentence was given or located in it."""
-    return list(sentence["head_span"]) != [-1, -1] or list(sentence["tail_span"]) != [-1, -1]
+def unmentioned(sentence: Mapping) -> list[str]:
+    """Which of a new-text sentence's head and tail it does not mention (neither given nor located)."""
+    return [f"{role} {sentence[role]!r}" for role in ("head", "tail")
+            if list(sentence[f"{role}_span"]) == [-1, -1]]
+
+
+def mentions_both(sentence: Mapping) -> bool:
+    """Whether both the head and the tail of a new-text sentence were given or located in it."""
+    return not unmentioned(sentence)
+
+
+UNMENTIONED = ("refuse", "skip")
 
 
 def extract_text(run_dir: str | Path, text_file: str | Path, *, min_score: float = 0.0,
-                 rule: str = "argmax", predict_split_fn=None, skipped: list | None = None) -> list[dict]:
+                 rule: str = "argmax", predict_split_fn=None, skipped: list | None = None,
+                 unmentioned_policy: str = "refuse") -> list[dict]:
     """Triples from new text: sentences are grouped into bags by (head, tail) and scored by the
     run's model through ``relext.predict.predict_split(run_dir, "text", dataset=...)``.
 
-    A sentence that mentions neither its head nor its tail says nothing about the pair and
-    yields no triple: it is left out (its ``file:line`` goes to ``skipped``); a file of such
-    sentences only is an error."""
+    A sentence that does not mention its head or its tail says nothing about the pair, so it is
+    never scored: ``unmentioned_policy="refuse"`` (default) makes it an error naming its
+    ``file:line``; ``"skip"`` leaves it out (its ``file:line`` goes to ``skipped``), and a file
+    of such sentences only is an error."""
+    if unmentioned_policy not in UNMENTIONED:
+        raise ValueError(f"unmentioned_policy must be one of {UNMENTIONED}, got {unmentioned_policy!r}")
     sentences = read_text_file(text_file)
-    kept = [s for s in sentences if mentions_an_entity(s)]
-    dropped = [f"{text_file}:{s['line']}" for s in sentences if not mentions_an_entity(s)]
+    kept = [s for s in sentences if mentions_both(s)]
+    bad = [s for s in sentences if not mentions_both(s)]
+    if bad and unmentioned_policy == "refuse":
+        s = bad[0]
+        raise ValueError(f"{text_file}:{s['line']}: the sentence does not mention its "
+                         f"{' nor its '.join(unmentioned(s))}, so it says nothing about the pair "
+                         f"({len(bad)} such line(s)); fix it, give head_span/tail_span, or skip such lines "
+                         "(--unmentioned skip)")
+    dropped = [f"{text_file}:{s['line']}" for s in bad]
     if skipped is not None:
         skipped.extend(dropped)
     if not kept:
-        raise ValueError(f"{text_file}: no sentence mentions its head or its tail (lines "
+        raise ValueError(f"{text_file}: no sentence mentions both its head and its tail (lines "
                          f"{', '.join(d.rsplit(':', 1)[1] for d in dropped[:10])}"
                          f"{', ...' if len(dropped) > 10 else ''}); nothing to extract")
     sentences = kept

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from relext.evaluate import ENTITY_COUNTS, EvalResult, evaluate_run, load_eval, package_version
+from relext.evaluate import ENTITY_COUNTS, EvalResult, load_eval, package_version
 from relext.fairness import GAP_METRICS, MICRO, seed_interval
 from relext.report import grid_document
 from wgbcore.atomicio import atomic_write_json, atomic_write_text
@@ -52,6 +52,10 @@ class GridConfig:
     #: encoder -> its own seeds (a subset design: e.g. 10 seeds for the main arms, 5 for the rest);
     #: encoders not named use ``seeds``
     seeds_by_encoder: dict = field(default_factory=dict)
+    #: person-level cross-fitting (relext.crossfit): None = the test protocol (one run per seed);
+    #: K = one run per seed and fold, each predicting its held-out fold's persons
+    folds: int | None = None
+    fold_seed: int = 0
 
     def __post_init__(self) -> None:
         for name in ("encoders", "selectors", "seeds"):
@@ -68,6 +72,23 @@ class GridConfig:
             if not seeds or len(set(seeds)) != len(seeds):
                 raise ValueError(f"seeds_by_encoder[{enc!r}]: expected distinct seeds, got {seeds}")
         self.seeds_by_encoder = {k: list(v) for k, v in self.seeds_by_encoder.items()}
+        if self.folds is not None:
+            from relext.crossfit import FoldSpec
+
+            FoldSpec(folds=self.folds, fold_seed=self.fold_seed)
+
+    @property
+    def protocol(self) -> str:
+        return "test" if self.folds is None else "crossfit"
+
+    def fold_list(self) -> list[int | None]:
+        return [None] if self.folds is None else list(range(self.folds))
+
+    def fold_overrides(self, run: "GridRun") -> dict:
+        """The TrainConfig fields that make ``run`` a fold run ({} under the test protocol)."""
+        if run.fold is None:
+            return {}
+        return {"folds": self.folds, "fold": run.fold, "fold_seed": self.fold_seed}
 
     def seeds_of(self, encoder: str) -> list[int]:
         return self.seeds_by_encoder.get(encoder, self.seeds)
@@ -82,8 +103,8 @@ class GridConfig:
         out = []
         for encs in tiers:
             seeds = sorted({k for e in encs for k in self.seeds_of(e)}, key=self._seed_rank)
-            out += [GridRun(e, s, k) for k in seeds for e in encs if k in self.seeds_of(e)
-                    for s in self.selectors]
+            out += [GridRun(e, s, k, f) for k in seeds for e in encs if k in self.seeds_of(e)
+                    for s in self.selectors for f in self.fold_list()]
         return out
 
     def _seed_rank(self, seed: int) -> tuple[int, int]:
@@ -102,10 +123,12 @@ class GridRun:
     encoder: str
     selector: str
     seed: int
+    fold: int | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.encoder}-{self.selector}-seed{self.seed}"
+        suffix = "" if self.fold is None else f"-fold{self.fold}"
+        return f"{self.encoder}-{self.selector}-seed{self.seed}{suffix}"
 
 
 def _default_make_config(*, encoder: str, selector: str, seed: int, epochs: int | None, **overrides):
@@ -150,6 +173,8 @@ def run_grid(
     plots: bool = True,
     train: bool = True,
     design: bool = True,
+    executor=None,
+    dataset_loader: Callable[[], Any] | None = None,
 ) -> dict:
     """Train every combination that is not DONE, evaluate, and write the aggregate results.
 
@@ -158,61 +183,69 @@ def run_grid(
     :mod:`relext.train`. With ``train=False`` unfinished runs are left alone (finished ones
     are evaluated and summarised). With ``design`` the final summary carries the seed x entity
     design report (combined intervals, corrected flags, the paper's claims as verdicts). Returns the summary written to ``results.json``.
+
+    The runs go to ``executor`` (a :class:`wgbcore.executor.ExecutorConfig`; default serial): one
+    task per run directory (:func:`relext.grid_exec.run_one`), a failed run reported with its
+    one-line error and ``OUT/logs/<run>.log`` while the others go on. Executors other than serial
+    re-load the data in each worker: ``dataset_loader`` (a picklable function returning the
+    DatasetDict) instead of an in-memory ``dataset``.
     """
-    from tqdm.auto import tqdm
+    from relext.grid_exec import checked_configs, eval_current, eval_settings, run_one
+    from wgbcore.executor import ExecutorConfig, Task, run_tasks
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    train_fn = train_fn or (
-        (lambda c, d: _default_train_with(c, d, dataset)) if dataset is not None else _default_train)
+    executor = executor or ExecutorConfig()
     make_config = make_config or _default_make_config
+    data = dataset if dataset is not None else dataset_loader
+    if executor.kind != "serial" and dataset is not None:
+        raise ValueError(f"the {executor.kind} executor re-loads the data in each worker: give it by its "
+                         "path (the config's dataset, or dataset_loader), not as an in-memory dataset")
+    # every run's config is built and checked first: a bad name, field or value fails here,
+    # before grid.json is written or any run starts
+    runs = config.runs()
+    train_configs = checked_configs(runs, lambda r: make_config(
+        encoder=r.encoder, selector=r.selector, seed=r.seed, epochs=config.epochs, **config.train_overrides,
+        **config.fold_overrides(r)))
+    out.mkdir(parents=True, exist_ok=True)
     timing = _Timing(out / "timing.json")
     started = time.time()
-    invocation = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": 0.0}
+    invocation = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": 0.0, **executor.describe()}
     timing.data["invocations"].append(invocation)
     atomic_write_json(out / "grid.json", config.to_dict())
-
-    # build all configs first: bad names / fields fail before any training
-    runs = config.runs()
-    train_configs = {
-        r.name: make_config(encoder=r.encoder, selector=r.selector, seed=r.seed,
-                            epochs=config.epochs, **config.train_overrides)
-        for r in runs
-    }
-    failed: dict[str, str] = {}
-    bar = tqdm(runs, desc="grid", disable=None if progress else True)
-    for r in bar:
-        bar.set_postfix_str(r.name)
-        trained = False
+    train_fn = train_fn or (_default_train if data is None else None)
+    settings = eval_settings(config)
+    tasks, skipped = [], 0
+    for r in runs:
         run_dir = config.run_dir(out, r)
-        try:
-            if not (run_dir / "DONE").exists():
-                if not train:
-                    continue
-                t0 = time.time()
-                train_fn(train_configs[r.name], run_dir)
-                trained = True
-                timing.add_run(r.name, "train_seconds", time.time() - t0)
-                if not (run_dir / "DONE").exists():
-                    raise RuntimeError(f"trainer returned but {run_dir}/DONE was not written")
-            if not _eval_current(run_dir, config):
-                t0 = time.time()
-                evaluate_run(run_dir, threshold_mode=config.threshold_mode,
-                             n_resamples=config.n_resamples, confidence=config.confidence,
-                             bootstrap_seed=config.bootstrap_seed, predict_fn=predict_fn,
-                             dataset=dataset)
-                timing.add_run(r.name, "eval_seconds", time.time() - t0)
-        except Exception as exc:  # noqa: BLE001 - a long grid keeps going, reports at the end
-            if not keep_going:
-                raise
-            log.exception("run %s failed", r.name)
-            failed[r.name] = f"{type(exc).__name__}: {exc}"
+        done = (run_dir / "DONE").exists()
+        if (not done and not train) or (done and eval_current(run_dir, settings)):
+            skipped += 1
+            continue
+        tasks.append(Task(r.name, str(run_dir), run_one, marker=None, log=str(out / "logs" / f"{r.name}.log"),
+                          args=(train_fn, train_configs[r.name], str(run_dir), settings, predict_fn, data)))
+    failed: dict[str, str] = {}
+    logs: dict[str, str] = {}
+
+    def on_result(o) -> None:
+        v = o.value or {}
+        for key in ("train_seconds", "eval_seconds"):
+            if v.get(key) is not None:
+                timing.add_run(o.key, key, v[key])
+        if o.status == "failed":
+            failed[o.key], logs[o.key] = o.error, o.log
         invocation["seconds"] = time.time() - started
         timing.save()
+        trained = v.get("train_seconds") is not None
         if trained or not (out / "results.json").exists():
             # after a real training run the plots are cheap next to it: refresh them too
-            write_summary(config, out, timing=timing.data, failed=failed, plots=plots and trained, design=False)
-    return write_summary(config, out, timing=timing.data, failed=failed, plots=plots, design=design)
+            write_summary(config, out, timing=timing.data, failed=failed, logs=logs, plots=plots and trained,
+                          design=False)
+
+    run_tasks(tasks, executor, on_result=on_result, progress=progress, desc="runs", already_done=skipped,
+              fail_fast=not keep_going)
+    invocation["seconds"] = time.time() - started
+    timing.save()
+    return write_summary(config, out, timing=timing.data, failed=failed, logs=logs, plots=plots, design=design)
 
 
 def _default_train_with(config, run_dir, dataset):
@@ -223,21 +256,9 @@ def _default_train_with(config, run_dir, dataset):
 
 def _eval_current(run_dir: Path, config: GridConfig) -> bool:
     """Is run_dir/eval.json present, newer than DONE, and made with the grid's eval settings?"""
-    path = run_dir / "eval.json"
-    if not path.exists() or not (run_dir / ENTITY_COUNTS).exists():
-        return False
-    committed = not (run_dir / "predictions").exists() and not (run_dir / "model.pt").exists()
-    if not committed and path.stat().st_mtime < (run_dir / "DONE").stat().st_mtime:
-        return False  # retrained since (a committed run has no model to re-evaluate: trust its files)
-    try:
-        d = json.loads(path.read_text())
-    except json.JSONDecodeError:
-        return False
-    b = d.get("bootstrap", {})
-    return (d.get("threshold_mode") == config.threshold_mode
-            and b.get("n_resamples") == config.n_resamples
-            and b.get("confidence") == config.confidence
-            and b.get("seed") == config.bootstrap_seed)
+    from relext.grid_exec import eval_current, eval_settings
+
+    return eval_current(run_dir, eval_settings(config))
 
 
 # --------------------------------------------------------------------------------------------
@@ -344,7 +365,11 @@ def findings(variants: dict) -> list[str]:
 
 
 def collect(config: GridConfig, out: Path) -> dict[tuple[str, str], list[EvalResult]]:
+    """Per-run evaluations of finished runs by (encoder, selector). Cross-fitted grids have none:
+    a fold run sees a fifth of the persons, so their numbers come from the design layer only."""
     results: dict[tuple[str, str], list[EvalResult]] = {}
+    if config.folds is not None:
+        return results
     for r in config.runs():
         run_dir = config.run_dir(out, r)
         if (run_dir / "eval.json").exists() and (run_dir / "DONE").exists():
@@ -369,14 +394,23 @@ def run_metrics(run_dir: Path) -> dict:
             "threads": m.get("threads"), "device": m.get("device_name") or m.get("device") or "cpu"}
 
 
-def design_runs(config: GridConfig, out: Path) -> dict[tuple[str, int], Path]:
-    """(``<encoder>-<selector>``, seed) -> run directory, for finished runs with per-entity counts."""
-    found = {}
+def finished_runs(config: GridConfig, out: Path, key=lambda r: (f"{r.encoder}-{r.selector}", r.seed)) -> dict:
+    """``key(run)`` -> run directory (test protocol) or the list of its K fold run directories
+    (crossfit: only seeds whose every fold is finished), for finished runs with per-entity counts."""
+    folds: dict = {}
     for r in config.runs():
         d = config.run_dir(out, r)
         if (d / "DONE").exists() and (d / ENTITY_COUNTS).exists() and (d / "eval.json").exists():
-            found[(f"{r.encoder}-{r.selector}", r.seed)] = d
-    return found
+            folds.setdefault(key(r), []).append(d)
+    if config.folds is None:
+        return {k: v[0] for k, v in folds.items()}
+    return {k: v for k, v in folds.items() if len(v) == config.folds}
+
+
+def design_runs(config: GridConfig, out: Path) -> dict[tuple[str, int], Path | list[Path]]:
+    """(``<encoder>-<selector>``, seed) -> run directory (or, cross-fitted, its fold run
+    directories), for finished runs with per-entity counts."""
+    return finished_runs(config, out)
 
 
 _METRIC_NAMES = {"f1": "f1_gap", "recall": "eo_gap"}
@@ -398,17 +432,26 @@ def apply_design_flags(variants: dict, report: dict) -> None:
 
 
 def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = None,
-                  failed: dict | None = None, plots: bool = True, design: bool = True) -> dict:
-    """Aggregate the evaluated runs of the grid and write results.json / results.md / plots."""
+                  failed: dict | None = None, plots: bool = True, design: bool = True,
+                  logs: dict | None = None) -> dict:
+    """Aggregate the evaluated runs of the grid and write results.json / results.md / plots.
+    Runs the verdicts lack (unfinished, failed, unreadable count files) are named, never dropped."""
+    from relext.grid_exec import missing_line, split_readable
+
     out = Path(out)
     results = collect(config, out)
     variants = aggregate(results, config.confidence)
     report = {}
+    usable, unreadable = split_readable(design_runs(config, out))
+    in_design = {str(d) for v in usable.values() for d in (v if isinstance(v, (list, tuple)) else [v])}
+    missing = [r.name for r in config.runs() if str(config.run_dir(out, r)) not in in_design]
     if design:
         from relext.studies.claims import grid_design_report
 
-        report = grid_design_report(design_runs(config, out), seed=config.bootstrap_seed)
+        report = grid_design_report(usable, seed=config.bootstrap_seed)
         apply_design_flags(variants, report)
+        if report:
+            report["missing_runs"] = missing
     runs_done = sorted(r.name for r in config.runs() if (config.run_dir(out, r) / "DONE").exists())
     names = {r.name: r for r in config.runs()}
     timing = timing or {}
@@ -418,7 +461,8 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
         "meta": {**config.to_dict(), "version": package_version(),
                  "n_runs": len(config.runs()), "runs_done": runs_done,
                  "runs_evaluated": sum(len(v) for v in results.values()),
-                 "runs_failed": failed or {}},
+                 "runs_failed": failed or {}, "runs_failed_logs": logs or {},
+                 "runs_missing": missing, "runs_unreadable": unreadable},
         "timing": {
             "n_runs": len(per_run),
             "train_seconds_total": sum(v.get("train_seconds", 0.0) for v in per_run.values()),
@@ -432,7 +476,7 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
         },
         "runs": run_info,
         "variants": variants,
-        "findings": findings(variants),
+        "findings": findings(variants) + [x for x in [missing_line(missing, len(config.runs()), unreadable)] if x],
         "design_report": report,
     }
     atomic_write_json(out / "results.json", summary)

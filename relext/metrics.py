@@ -54,5 +54,7 @@ def write_entity_counts(path: str | Path, counts: dict) -> Path:
 
 
 def read_entity_counts(path: str | Path) -> dict[str, np.ndarray]:
-    with np.load(Path(path), allow_pickle=False) as z:
+    from wgbcore.fileio import reading
+
+    with reading(path, "entity counts (.npz without pickles)"), np.load(Path(path), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}

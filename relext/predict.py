@@ -11,9 +11,11 @@ query (OpenNRE). The same dataset transforms as in training are applied first (a
 decides itself which splits it changes).
 
 ``run_dir/predictions/provenance.json`` records, per split, the sha256 of the ``model.pt`` and
-the model-defining config fields that wrote the file; :func:`check_predictions` compares cached
-predictions with the run's current ``model.pt`` and ``config.json`` (and those two with each
-other) before they are evaluated or turned into triples.
+the model-defining config fields that wrote the file, the content hash of the split's rows
+(``dataset_sha256``) and the file's own sha256 (``predictions_sha256``);
+:func:`verify_predictions` compares cached predictions with the run's current ``model.pt``,
+``config.json`` and data before they are evaluated or turned into triples: a mismatch of model,
+config or file is refused, changed data (or a record without the hashes) is predicted again.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from wgbcore.atomicio import atomic_write_text
 from wgbcore.provenance import file_sha256
 from relext.train import TrainConfig, featurize_options, load_torch_file, model_from_config, predict_proba
 from relext.vocab import Vocab
+from wikigenderbias.content import dataset_sha256
 
 DEFAULT_SPLITS = ("validation", "male_test", "female_test")
 
@@ -105,9 +108,12 @@ def read_model_file(path: str | os.PathLike) -> dict[str, Any]:
     return saved
 
 
-def load_trained(run_dir: str | os.PathLike):
+def load_trained(run_dir: str | os.PathLike, *, verify: bool = True):
     """(config, vocab, model in eval mode) of a run directory holding ``model.pt`` (or a shipped
-    model: ``model.safetensors``, and ``vocab.json.gz`` in place of ``vocab.json``)."""
+    model: ``model.safetensors``, and ``vocab.json.gz`` in place of ``vocab.json``).
+
+    A folder with a ``SHA256SUMS`` (a shipped model, or a copy of one) must still hold the files it
+    lists (``verify``; checked once the files are known to be well-formed)."""
     run = RunDir(run_dir)
     model_path, vocab_path = model_file(run_dir), vocab_file(run_dir)
     for p in (run.config, vocab_path, model_path):
@@ -131,6 +137,10 @@ def load_trained(run_dir: str | os.PathLike):
     # a run trained on a GPU is read on a machine without one on the CPU
     dev = cfg.torch_device() if cfg.device == "cpu" or torch.cuda.is_available() else torch.device("cpu")
     model.to(dev).eval()
+    if verify and (run.root / "SHA256SUMS").is_file():
+        from wgbcore.provenance import verify_checksums
+
+        verify_checksums(run.root, hint=f"{run.root} is not the model its SHA256SUMS describes")
     return cfg, vocab, model
 
 
@@ -151,8 +161,17 @@ def _rows(split: str, prepared, probs) -> list[dict[str, Any]]:
     return out
 
 
-def _prepared_dataset(cfg: TrainConfig, dataset, splits: Sequence[str]):
-    dataset = load_dataset_dict(cfg.dataset, dataset)
+def _loaded_dataset(cfg: TrainConfig, dataset):
+    """The rows a run predicts from (before its transforms): what its cache's fingerprint covers."""
+    from relext.crossfit import view_for
+
+    return view_for(cfg, load_dataset_dict(cfg.dataset, dataset))
+
+
+def _prepared_dataset(cfg: TrainConfig, dataset, splits: Sequence[str], fingerprints: dict | None = None):
+    dataset = _loaded_dataset(cfg, dataset)
+    if fingerprints is not None:  # the content of each split used, before any transform
+        fingerprints.update(dataset_sha256(dataset, splits, source=_data_name(cfg)))
     check_dataset(dataset, list(splits), source=str(cfg.dataset or "dataset"))
     transforms = resolve_transforms(cfg.dataset_transform, "dataset")
     if transforms:
@@ -165,11 +184,11 @@ def predict_split(run_dir: str | os.PathLike, split: str, *, dataset=None) -> li
     return _predict(run_dir, [split], dataset)[split]
 
 
-def _predict(run_dir, splits: Sequence[str], dataset) -> dict[str, list[dict[str, Any]]]:
+def _predict(run_dir, splits: Sequence[str], dataset, fingerprints: dict | None = None) -> dict[str, list[dict[str, Any]]]:
     cfg, vocab, model = load_trained(run_dir)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    dataset = _prepared_dataset(cfg, dataset, splits)
+    dataset = _prepared_dataset(cfg, dataset, splits, fingerprints)
     opts = featurize_options(cfg)
     out = {}
     for split in splits:
@@ -182,16 +201,21 @@ def _predict(run_dir, splits: Sequence[str], dataset) -> dict[str, list[dict[str
 def write_predictions(run_dir: str | os.PathLike, splits: Sequence[str] = DEFAULT_SPLITS, *,
                       dataset=None) -> dict[str, Path]:
     """Write ``run_dir/predictions/<split>.jsonl`` (atomically) for every split, and record in
-    ``predictions/provenance.json`` which model and config wrote them."""
+    ``predictions/provenance.json`` which model, config and data wrote them and the file's hash."""
+    import hashlib
+
     run = RunDir(run_dir)
-    preds = _predict(run_dir, list(splits), dataset)
+    data_fp: dict[str, str] = {}
+    preds = _predict(run_dir, list(splits), dataset, data_fp)
     stamp = model_fingerprint(run_dir)
-    paths = {}
+    paths, stamps = {}, {}
     for split, rows in preds.items():
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         paths[split] = atomic_write_text(run.prediction_file(split), text)
+        stamps[split] = {**stamp, "dataset_sha256": data_fp[split],
+                         "predictions_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
     prov = _read_provenance(run) if run.prediction_provenance.exists() else {}
-    prov.update({split: stamp for split in preds})
+    prov.update(stamps)
     atomic_write_text(run.prediction_provenance, json.dumps(prov, indent=1, sort_keys=True) + "\n")
     return paths
 
@@ -220,22 +244,33 @@ def _read_provenance(run: RunDir) -> dict[str, Any]:
     return prov
 
 
-def check_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None = None) -> list[str]:
-    """Check the cached prediction files of ``splits`` (default: all present) against the run.
+def _data_name(cfg: TrainConfig) -> str:
+    return str(cfg.dataset) if cfg.dataset else "the embedded release"
 
-    A run dir with ``model.pt`` must have a ``config.json`` that fits the model (the config saved
-    inside ``model.pt``), and every cached predictions file must come from that ``model.pt`` and
-    config (``predictions/provenance.json``); a mismatch is a ``ValueError`` saying what differs.
-    Returns notes for files that cannot be checked (predictions written by an older wgb). A run dir
-    holding predictions only (no ``model.pt``) has nothing to compare with and passes.
-    """
+
+def verify_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None = None, *,
+                       dataset=None) -> dict[str, str]:
+    """Check the cached prediction files of ``splits`` (default: all present) before they are used.
+
+    Refused (a ``ValueError`` saying what differs; deleting ``predictions/`` predicts again):
+    prediction files in a run dir without its model (nothing to check them against); a
+    ``config.json`` that does not fit the model; a file written by another ``model.pt`` or under
+    another config; a file whose bytes differ from the sha256 recorded when it was written.
+    Returned, as ``{split: why}``, the files to predict again: written by an older wgb (no record,
+    or one without the data and file hashes), or from data that changed since (the content hash of
+    the split, :mod:`wikigenderbias.content`, differs: e.g. ``wgb data annotate-import`` in place).
+    ``dataset``: the rows in memory, as given to :func:`write_predictions` (default: load the run's)."""
     run = RunDir(run_dir)
     if splits is None:
         splits = sorted(p.stem for p in run.predictions.glob("*.jsonl")) if run.predictions.is_dir() else []
     present = [s for s in splits if run.prediction_file(s).exists()]
+    if not present:
+        return {}
     mfile = model_file(run_dir)
-    if not present or not mfile.exists():
-        return []
+    if not mfile.exists():
+        raise ValueError(f"{run.prediction_file(present[0])}: cached predictions but no model in {run.root} "
+                         f"({run.model.name} missing), so nothing says which model and data they come from; "
+                         f"restore the model or delete {run.predictions}")
     if not run.config.exists():
         raise FileNotFoundError(f"{run.config}: missing; {run.root} holds {mfile.name} but no config")
     cfg = TrainConfig.from_json(run.config)
@@ -246,13 +281,13 @@ def check_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None =
                          f"{run.predictions} cannot be attributed to this config")
     prov = _read_provenance(run) if run.prediction_provenance.exists() else {}
     now = {"model_sha256": file_sha256(mfile), "config": cfg.identity()}
-    notes = []
+    stale: dict[str, str] = {}
+    data_checks = []
     for split in present:
         rec = prov.get(split)
         path = run.prediction_file(split)
         if rec is None:
-            notes.append(f"{path}: written by an older wgb, so not checked against {mfile}; delete it to "
-                         "predict again")
+            stale[split] = "no provenance record: written by an older wgb"
             continue
         if rec.get("model_sha256") != now["model_sha256"]:
             raise ValueError(f"{path}: written by another model than the current {mfile} (the file changed "
@@ -262,4 +297,25 @@ def check_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None =
         if fields_diff:
             raise ValueError(f"{path}: written under another config (fields {fields_diff} differ from "
                              f"{run.config}); delete {run.predictions} to predict again")
-    return notes
+        if not rec.get("dataset_sha256") or not rec.get("predictions_sha256"):
+            stale[split] = "its record has no data or file hash: written by an older wgb"
+            continue
+        if file_sha256(path) != rec["predictions_sha256"]:
+            raise ValueError(f"{path}: changed since it was written (its sha256 differs from the one in "
+                             f"{run.prediction_provenance}); delete it to predict again")
+        data_checks.append(split)
+    if data_checks:
+        current = dataset_sha256(_loaded_dataset(cfg, dataset), data_checks, source=_data_name(cfg))
+        for split in data_checks:
+            if current[split] != prov[split]["dataset_sha256"]:
+                stale[split] = f"the {split} rows of {_data_name(cfg)} changed since it was written"
+    return stale
+
+
+def check_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None = None, *,
+                      dataset=None) -> list[str]:
+    """:func:`verify_predictions` as notes: one line per cached file that may not be used as it is
+    (``relext.evaluate.ensure_predictions`` predicts those again); refusals raise."""
+    run = RunDir(run_dir)
+    return [f"{run.prediction_file(s)}: not used ({why}); predicting it again"
+            for s, why in verify_predictions(run_dir, splits, dataset=dataset).items()]

@@ -7,7 +7,11 @@ opportunity per relation, with intervals (``wgb re score``).
   ``validation`` or ``train`` are used only to pick thresholds, never scored), or
 * a folder with ``male_test.jsonl`` and ``female_test.jsonl`` (and optionally
   ``validation.jsonl``): the ``predictions/`` folder of a ``wgb re train`` run, or a run folder
-  holding one.
+  holding one;
+* a **cross-fitted** set (``--protocol crossfit``): a folder of ``fold0`` .. ``fold<K-1>`` sets,
+  each one of the above (e.g. the fold run directories ``...-fold<k>``, or ``fold<k>.jsonl``),
+  whose persons are disjoint: every person predicted once, by a model that never saw them. The
+  folds are joined into one run; the intervals resample persons within fold and gender.
 
 **Rows.** One JSON object per evaluation bag (one bag per entity pair), in either of two forms:
 
@@ -51,6 +55,7 @@ from relext.metrics import micro_f1_from_counts, prf_from_counts
 from wikigenderbias.schema import GENDERS, RELATIONS
 
 __all__ = ["RULES", "RunPredictions", "GapRow", "ScoreReport", "read_prediction_set", "run_from_rows",
+           "fold_sets", "merge_folds", "read_run",
            "score_runs", "score_files", "gender_gaps", "estimates_df", "verdicts_df"]
 
 RULES = ("argmax", "threshold")
@@ -84,6 +89,8 @@ class RunPredictions:
     y_pred: np.ndarray
     form: str                      # "scores" or "predicted"
     thresholds: list[float] | None = None
+    #: cross-fitted sets: the fold whose model predicted each bag (None: one model)
+    folds: np.ndarray | None = None
 
 
 def _relation_id(value: Any, where: str, field_name: str) -> int:
@@ -384,7 +391,7 @@ def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidenc
                   alpha: float) -> list[GapRow]:
     from relext.design import Design, StudyCounts, flags
 
-    ids = gender = None
+    ids = gender = fold = None
     counts: dict[int, np.ndarray] = {}
     for i, run in enumerate(runs):
         e_ids, c = _entity_counts(run)
@@ -392,11 +399,14 @@ def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidenc
         e_gender = np.array([g_of[e] for e in e_ids.tolist()], dtype=str)
         if ids is None:
             ids, gender = e_ids, e_gender
+            if run.folds is not None:
+                f_of = dict(zip(run.entity_ids.tolist(), run.folds.tolist()))
+                fold = np.array([f_of[e] for e in e_ids.tolist()], dtype=np.int64)
         elif not (np.array_equal(ids, e_ids) and np.array_equal(gender, e_gender)):
             raise ValueError(f"{run.name}: other test articles or genders than {runs[0].name}; "
                              "every run must be evaluated on the same test set")
         counts[i] = c
-    data = StudyCounts(ids, gender, {"model": counts})
+    data = StudyCounts(ids, gender, {"model": counts}, fold=fold)
     design = Design(data, n_resamples=n_resamples, seed=seed, confidence=confidence)
     seeds = sorted(counts)
     # point values per gender: mean over runs of each run's metric
@@ -424,14 +434,71 @@ def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidenc
             for (rel, metric, m, f, e), x in zip(rows, fl)]
 
 
+def fold_sets(path: str | Path) -> list[tuple[int, Path]] | None:
+    """The fold prediction sets of a cross-fitted set -- a folder whose children are named
+    ``fold<k>`` (a prediction set each: a JSON-lines file ``fold<k>.jsonl``, or a folder as
+    :func:`read_prediction_set` reads, e.g. the fold's run directory) -- or None for a plain set."""
+    import re
+
+    path = Path(path)
+    if not path.is_dir() or any((path / f).is_file() for f in TEST_FILES) or (path / "predictions").is_dir():
+        return None
+    found = []
+    for child in sorted(path.iterdir()):
+        m = re.fullmatch(r"(?:.*-)?fold(\d+)(?:\.jsonl)?", child.name)
+        if m:
+            found.append((int(m.group(1)), child))
+    if not found:
+        return None
+    ks = [k for k, _ in found]
+    if sorted(ks) != list(range(len(ks))):
+        raise ValueError(f"{path}: fold sets {ks}; a cross-fitted set holds fold0 .. fold<K-1>, each once")
+    return found
+
+
+def merge_folds(parts: Sequence[tuple[int, RunPredictions]], *, name: str) -> RunPredictions:
+    """One run from its folds' predictions: persons must be disjoint across folds (each person is
+    predicted once, by the model of its own fold); bag ids are prefixed with the fold."""
+    owner: dict[str, int] = {}
+    for k, run in parts:
+        for e in set(run.entity_ids.tolist()):
+            if e in owner:
+                raise ValueError(f"{name}: person {e!r} is predicted in fold {owner[e]} and fold {k}; "
+                                 "cross-fitted folds hold disjoint persons")
+            owner[e] = k
+    forms = {run.form for _, run in parts}
+    if len(forms) > 1:
+        raise ValueError(f"{name}: folds mix the 'scores' and 'predicted' forms")
+    cat = lambda attr: np.concatenate([getattr(run, attr) for _, run in parts])  # noqa: E731
+    return RunPredictions(
+        name=name, bag_ids=np.concatenate([np.array([f"fold{k}/{b}" for b in run.bag_ids], dtype=object)
+                                           for k, run in parts]),
+        entity_ids=cat("entity_ids"), genders=cat("genders"), y_true=cat("y_true"), y_pred=cat("y_pred"),
+        form=forms.pop(), thresholds=None,
+        folds=np.concatenate([np.full(len(run.bag_ids), k, dtype=np.int64) for k, run in parts]))
+
+
+def read_run(path: str | Path, *, rule: str = "argmax", threshold_mode: str = "global") -> RunPredictions:
+    """One run's predictions: a plain prediction set, or a cross-fitted one (:func:`fold_sets`;
+    the threshold rule picks each fold's threshold on that fold's own validation rows)."""
+    folds = fold_sets(path)
+    if folds is None:
+        return run_from_rows(read_prediction_set(path), name=str(path), rule=rule, threshold_mode=threshold_mode)
+    parts = [(k, run_from_rows(read_prediction_set(p), name=str(p), rule=rule, threshold_mode=threshold_mode))
+             for k, p in folds]
+    return merge_folds(parts, name=str(path))
+
+
 def score_files(paths: Sequence[str | Path], *, rule: str = "argmax", threshold_mode: str = "global",
                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
                 alpha: float = 0.05) -> ScoreReport:
-    """Read one prediction set per path (module docstring) and score them together."""
+    """Read one prediction set per path (module docstring; a cross-fitted set is a folder of
+    ``fold<k>`` sets) and score them together."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    runs = [run_from_rows(read_prediction_set(p), name=str(p), rule=rule, threshold_mode=threshold_mode)
-            for p in paths]
+    runs = [read_run(p, rule=rule, threshold_mode=threshold_mode) for p in paths]
+    if len({r.folds is None for r in runs}) > 1:
+        raise ValueError("mix of cross-fitted and plain prediction sets; score them separately")
     return score_runs(runs, n_resamples=n_resamples, confidence=confidence, seed=seed, alpha=alpha, rule=rule)
 
 

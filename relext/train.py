@@ -29,6 +29,7 @@ from torch import nn
 
 from relext.bags import UNLOCATED_POLICIES, check_dataset, iter_batches
 from relext.checkpoint import load_torch_file, restore, save_checkpoint
+from relext.crossfit import view_for
 from relext.data import PreparedSplit, apply_dataset_transforms, load_dataset_dict, prepare_split, resolve_transforms
 from relext.embeddings import Word2VecParams, embedding_matrix, train_word2vec
 from relext.encoders import encoder_class
@@ -87,6 +88,11 @@ class ExtractorConfig:
     eval_batch_size: int = 512      # bags per evaluation batch
     cache_dir: str | None = None    # Word2Vec cache; None = $WGB_CACHE/word2vec or ~/.cache/wgb/word2vec
     device: str = "cpu"             # cpu | cuda | auto (cuda when available); runtime only, runs resume anywhere
+    # person-level cross-fitting (relext.crossfit): None = the release's own test split
+    folds: int | None = None        # K person-disjoint folds over every person of the dataset
+    fold: int | None = None         # the held-out fold this run predicts (0..K-1)
+    fold_seed: int = 0              # deals the persons into folds (stratified by gender and split)
+    fold_val_fraction: float = 0.1  # the other folds' persons held back for model selection
 
     def validate(self) -> "ExtractorConfig":
         encoder_class(self.encoder)
@@ -109,6 +115,9 @@ class ExtractorConfig:
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
+        from relext.crossfit import check_config
+
+        check_config(self)
         if isinstance(self.dataset_transform, str) or isinstance(self.vectors_transform, str):
             raise ValueError("dataset_transform / vectors_transform are lists of debiaser names")
         return self
@@ -151,7 +160,15 @@ class ExtractorConfig:
         return cls(**obj)
 
     def identity(self) -> dict[str, Any]:
-        return {k: v for k, v in self.to_json().items() if k not in RUNTIME_FIELDS}
+        """The fields that define the run (runtime fields left out; the cross-fitting fields only
+        for a fold run, so test-protocol runs keep the identity they had before folds existed)."""
+        from relext.crossfit import CONFIG_FIELDS
+
+        d = {k: v for k, v in self.to_json().items() if k not in RUNTIME_FIELDS}
+        if self.folds is None:
+            for k in CONFIG_FIELDS:
+                d.pop(k, None)
+        return d
 
     def differences(self, other: "ExtractorConfig") -> list[str]:
         a, b = self.identity(), other.identity()
@@ -315,7 +332,25 @@ def train_extractor(
     or the embedded release). ``dataset_transforms`` / ``vectors_transforms``: extra callables
     applied after the ones named in the config (``f(dataset_dict, seed=) -> dataset_dict`` before
     Word2Vec; ``f(keyed_vectors, seed=) -> keyed_vectors`` after it).
+
+    An unfinished run is written under the run folder's lock (:mod:`wgbcore.lock`): a second
+    process on the same folder gets ``FolderLocked`` naming the holder at once; a killed writer's
+    lock vanishes with it.
     """
+    from wgbcore.lock import folder_lock
+
+    config.validate()
+    if RunDir(run_dir).is_done():  # a finished run is only read
+        return _train_locked(config, run_dir, dataset=dataset, progress=progress,
+                             dataset_transforms=dataset_transforms, vectors_transforms=vectors_transforms)
+    with folder_lock(run_dir, what="run"):
+        return _train_locked(config, run_dir, dataset=dataset, progress=progress,
+                             dataset_transforms=dataset_transforms, vectors_transforms=vectors_transforms)
+
+
+def _train_locked(config: "ExtractorConfig", run_dir, *, dataset, progress: bool, dataset_transforms,
+                  vectors_transforms) -> Path:
+    """:func:`train_extractor`'s work, with the run folder's lock held (checks again under it)."""
     cfg = config.validate()
     run = RunDir(run_dir)
     ckpt = _checked_checkpoint(cfg, run)     # everything that can fail fast, before long work
@@ -326,7 +361,7 @@ def train_extractor(
     device = cfg.torch_device()
     ds_transforms = resolve_transforms(cfg.dataset_transform, "dataset") + list(dataset_transforms)
     kv_transforms = resolve_transforms(cfg.vectors_transform, "vectors") + list(vectors_transforms)
-    dataset = load_dataset_dict(cfg.dataset, dataset)
+    dataset = view_for(cfg, load_dataset_dict(cfg.dataset, dataset))
     check_dataset(dataset, TRAIN_SPLITS, source=str(cfg.dataset or "dataset"))
 
     seed_everything(cfg.seed)

@@ -177,22 +177,29 @@ def data_build_scale() -> str:
     return out
 
 
+def _rule_name(config: dict) -> str:
+    """The `wgb data build` flags of a selection rule, from the config the results file records."""
+    if not config["require_head"]:
+        return "paper's rule (default)"
+    return "`--require-head --pronouns`" if config["pronouns"] else "`--require-head`"
+
+
 def distant_vs_release() -> str:
     """Recall of the release's sentence selections per relation and configuration."""
     src = f"{RES}/distant_vs_release.json"
     r = _load(src)
-    names = {"default": "default", "pronouns": "`--pronouns`", "head_not_required": "`--no-require-head`"}
+    configs = sorted(r["configs"].values(), key=lambda c: (c["config"]["require_head"], c["config"]["pronouns"]))
     rels = ["spouse", "hypernym", "birthDate", "birthPlace", "hypernym (name word)"]
     lines = [f"Shares of the release's selections our rules recover, given each of its {r['entities']:,} head "
              f"entities' own sentences and tails (`{src}`; every miss is counted by cause in "
              "`distant_vs_release.md`); in brackets, without the release's matches of a word of the tail "
              "(inside a longer word, a word that names nothing alone, a surname the spouse shares with the head):",
-             "", "| relation | target | " + " | ".join(names[c] for c in r["configs"]) + " |",
-             "|---|---|" + "---|" * len(r["configs"])]
+             "", "| relation | target | " + " | ".join(_rule_name(c["config"]) for c in configs) + " |",
+             "|---|---|" + "---|" * len(configs)]
     for rel in rels:
         t = r["targets"].get(rel)
         cells = []
-        for c in r["configs"].values():
+        for c in configs:
             x = c["relations"][rel]
             cells.append(f"{x['recall_of_release']:.3f} ({x['recall_without_release_word_matches']:.3f})")
         lines.append(f"| {rel} | {f'>= {t:.2f}' if t else 'counted apart'} | " + " | ".join(cells) + " |")

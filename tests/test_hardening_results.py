@@ -165,9 +165,15 @@ def trained_run(tmp_path_factory):
 def test_predictions_record_their_model_and_config(trained_run):
     from relext.predict import check_predictions, model_fingerprint
 
+    from wgbcore.provenance import file_sha256
+
     prov = json.loads((trained_run / "predictions" / "provenance.json").read_text())
     assert set(prov) == {"validation", "male_test", "female_test"}
-    assert all(rec == model_fingerprint(trained_run) for rec in prov.values())
+    stamp = model_fingerprint(trained_run)
+    for split, rec in prov.items():
+        assert {k: rec[k] for k in stamp} == stamp
+        assert rec["predictions_sha256"] == file_sha256(trained_run / "predictions" / f"{split}.jsonl")
+        assert len(rec["dataset_sha256"]) == 64
     assert check_predictions(trained_run) == []
 
 
@@ -182,16 +188,17 @@ def test_eval_with_cached_predictions_of_another_config_is_refused(trained_run, 
     assert not (run / "eval.json").exists()
 
 
-def test_eval_with_unverifiable_predictions_warns_and_deleting_them_repredicts(trained_run, tmp_path):
+def test_eval_with_unverifiable_predictions_predicts_them_again(trained_run, tmp_path):
     run = copy_run(trained_run, tmp_path / "run")
     (run / "predictions" / "provenance.json").unlink()  # as written by an older wgb
     res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "5"])
     assert res.exit_code == 0, res.output
     assert res.output.count("warning:") == 3 and "written by an older wgb" in res.output
-    shutil.rmtree(run / "predictions")
+    assert "predicting it again" in res.output
+    assert set(json.loads((run / "predictions" / "provenance.json").read_text())) == \
+        {"validation", "male_test", "female_test"}
     res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "5"])
     assert res.exit_code == 0 and "warning" not in res.output
-    assert (run / "predictions" / "provenance.json").exists()
 
 
 def test_extract_split_checks_cached_predictions(trained_run, tmp_path):
@@ -210,18 +217,23 @@ def test_extract_split_checks_cached_predictions(trained_run, tmp_path):
     assert res.exit_code == 1 and "another model" in res.output and not (tmp_path / "t.jsonl").exists()
 
 
-def test_extract_text_skips_sentences_that_mention_neither_entity(trained_run, tmp_path):
+def test_extract_text_skips_sentences_without_their_head_or_tail_when_asked(trained_run, tmp_path):
     text = tmp_path / "t.jsonl"
     text.write_text("".join(json.dumps(d) + "\n" for d in [
         {"head": "Ann Lee", "tail": "Bob Ray", "gender": "female", "text": "Ann Lee married Bob Ray in 1990."},
         {"head": "Carl Moe", "tail": "Paris", "text": "It rained all day."},
         {"head": "Ann Lee", "tail": "Bob Ray", "text": "Nobody came."},
+        {"head": "Ann Lee", "tail": "Bob Ray", "text": "Ann Lee stayed home."},  # the tail is missing
     ]))
     out = tmp_path / "triples.jsonl"
     res = CliRunner().invoke(cli, ["re", "extract", str(trained_run), "--text", str(text), "--rule", "all",
-                                   "-o", str(out)])
+                                   "-o", str(out)])  # refused by default, naming the first such line
+    assert res.exit_code == 1 and f"{text}:2: the sentence does not mention" in res.output and not out.exists()
+    res = CliRunner().invoke(cli, ["re", "extract", str(trained_run), "--text", str(text), "--rule", "all",
+                                   "-o", str(out), "--unmentioned", "skip"])
     assert res.exit_code == 0, res.output
-    assert "skipped 2 sentence(s) that mention neither" in res.output and f"{text}:2" in res.output
+    assert "skipped 3 sentence(s) that do not mention their head and their tail" in res.output
+    assert f"{text}:2" in res.output and f"{text}:4" in res.output
     triples = [json.loads(line) for line in out.read_text().splitlines()]
     assert triples and {t["head"] for t in triples} == {"Ann Lee"}
     assert all(len(t["source"]["sentence_ids"]) == 1 for t in triples)

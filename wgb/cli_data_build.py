@@ -6,7 +6,7 @@ import warnings
 
 import click
 
-from wgb.errors import OutputPath, check_writable
+from wgb.errors import OutputPath, check_writable, hold_lock
 
 _CSV = click.Choice(["csv", "jsonl"])
 
@@ -46,8 +46,9 @@ def _load_config_file(path: str) -> dict:
 @click.option("--na-facts", default=None, help="Facts whose tails give NA examples. [default: parent,deathDate,almaMater]")
 @click.option("--pronouns/--no-pronouns", default=None, help="Count he/she pronouns as mentions of the person.")
 @click.option("--require-head/--no-require-head", default=None,
-              help="A sentence must name the person too; --no-require-head takes every sentence of the article that "
-                   "mentions the tail (the paper's rule). [default: yes]")
+              help="--require-head: a sentence must name the person too (stricter than the paper); "
+                   "--no-require-head takes every sentence of the article that mentions the tail (the paper's "
+                   "rule). [default: no, the paper's rule]")
 @click.option("--year-mentions/--no-year-mentions", default=None,
               help="Count the year alone as a mention of a date. [default: no]")
 @click.option("--train", type=float, default=None, help="Train share (fraction, or head count if >= 1). [default: 0.8]")
@@ -87,6 +88,7 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
     problem = check_writable(str(cfg["out"]), directory=True)
     if problem:  # also when --out comes from the config file: before the dumps are read
         raise click.BadParameter(problem, param_hint="--out")
+    hold_lock(cfg["out"], "dataset folder")  # one build per folder (and its .parts cache)
     distant = dict(cfg.get("distant", {}))
     for key, val in (("relations", _split_list(relations)), ("na_facts", _split_list(na_facts)),
                      ("pronouns", pronouns), ("require_head", require_head)):
@@ -161,6 +163,7 @@ def annotate_import_cmd(folder, answers, out, raters, overwrite, quiet) -> None:
     """Relabel majority-"no" test sentences as NA; report Fleiss' kappa and pairwise agreement."""
     from wikigenderbias.annotate import import_answers
 
+    hold_lock(out or folder, "dataset folder")
     try:
         res = import_answers(folder, list(answers), out=out, raters=raters, overwrite=overwrite,
                              progress=not quiet)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from wgb.errors import OutputPath
+from wgb.errors import OutputPath, hold_lock
 
 
 def _options(pairs: tuple[str, ...]) -> dict:
@@ -88,7 +88,7 @@ def bias_cmd(emb_dir, graph, measures, sensitive, a, b, target, options, preds, 
     in EMB_DIR, else FB13). EMB_DIR may be '-' for measures that need no embeddings (data)."""
     from tqdm import tqdm
 
-    from kge.bias import MEASURES, run_measure, save_results
+    from kge.bias import MEASURES, check_measure, run_measure, save_results
 
     names = MEASURES.names() if "all" in measures else list(measures)
     for n in names:
@@ -102,20 +102,30 @@ def bias_cmd(emb_dir, graph, measures, sensitive, a, b, target, options, preds, 
         raise click.BadParameter(f"setting(s) {unknown} belong to none of the measures {names}",
                                  param_hint="--option")
     no_emb = str(emb_dir) == "-"
+    hold_lock(out, "result file")
     try:
         view, specs, model = _prepare(emb_dir, graph, no_emb, sensitive, a, b, target, names, preds)
     except (ValueError, FileNotFoundError) as e:
         raise click.ClickException(str(e)) from e
-    results = []
-    jobs = [(n, s) for n in names for s in specs]
-    for n, s in tqdm(jobs, desc="bias measures", disable=None):
-        kw = {}
-        fields = MEASURES.options(n) or {}
-        kw.update({k: v for k, v in cfg.items() if k in fields})
-        if preds is not None and "preds" in fields:
-            from kge.bias.keidar import read_preds_csv
+    given = None
+    if preds is not None and any("preds" in (MEASURES.options(n) or {}) for n in names):
+        from kge.bias.keidar import read_preds_csv
 
-            kw["preds"] = read_preds_csv(preds)
+        given = read_preds_csv(preds)
+    jobs = []
+    for n in names:  # every measure's settings and preconditions, before the first one runs
+        fields = MEASURES.options(n) or {}
+        kw = {k: v for k, v in cfg.items() if k in fields}
+        if given is not None and "preds" in fields:
+            kw["preds"] = given
+        for s in specs:
+            try:
+                check_measure(n, view, model, s, **kw)
+            except (ValueError, TypeError) as e:
+                raise click.ClickException(f"{n} on {s.sensitive_relation}: {e}") from e
+            jobs.append((n, s, kw))
+    results = []
+    for n, s, kw in tqdm(jobs, desc="bias measures", disable=None):
         try:
             results.append(run_measure(n, view, model, s, seed=seed, model_label=model_label, **kw))
         except ValueError as e:

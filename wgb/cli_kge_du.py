@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from wgb.errors import OutputPath
+from wgb.errors import OutputPath, hold_lock
 
 
 @click.command("du-debias")
@@ -63,6 +63,7 @@ def du_debias_cmd(emb_dir, graph, strategy, occupations, k, target_bias, tol, ma
         torch.set_num_threads(threads)
     if strategy != "add" and len(occupations) != 1:
         raise click.BadParameter("the remove strategies take exactly one occupation", param_hint="--occupation")
+    hold_lock(out, "result file")
     names = {"sensitive_relation": sensitive, "a": a, "b": b, "target_relation": target}
     try:
         kg = _graph(graph, emb_dir)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from wgb.errors import OutputPath
+from wgb.errors import OutputPath, hold_lock
 
 
 @click.group(name="pykeen")
@@ -57,12 +57,15 @@ def export_cmd(emb_dir: Path, out: Path, graph: str | None) -> None:
 @click.argument("out", type=OutputPath(directory=True, path_type=Path))
 @click.option("--normalize-normals", is_flag=True, help="TransH: normalise PyKEEN's hyperplane normals "
               "(PyKEEN 1.11 leaves them unnormalised; the imported scores then differ).")
-def import_cmd(pykeen_dir: Path, out: Path, normalize_normals: bool) -> None:
+@click.option("--overwrite", is_flag=True, help="Empty an OUT that holds files (e.g. another run) first.")
+def import_cmd(pykeen_dir: Path, out: Path, normalize_normals: bool, overwrite: bool) -> None:
     """Read a PyKEEN model folder (a pipeline's save_to_directory, or `wgb kge pykeen export`'s)
-    and write it as an embedding dir OUT that every `wgb kge` command reads."""
+    and write it as an embedding dir OUT that every `wgb kge` command reads (an OUT holding files
+    is refused unless --overwrite)."""
     from kge.pykeen_io import import_pykeen
 
-    model, entities, _ = import_pykeen(pykeen_dir, out, normalize_normals=normalize_normals)
+    hold_lock(out, "embedding folder")
+    model, entities, _ = import_pykeen(pykeen_dir, out, normalize_normals=normalize_normals, overwrite=overwrite)
     click.echo(json.dumps({"out": str(out), "model": model.name, "entities": model.num_entities,
                            "relations": model.num_relations, "names": entities is not None}, indent=2))
     if entities is None:

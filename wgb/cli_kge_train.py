@@ -8,7 +8,7 @@ import click
 
 from wgb.cli_choices import RegistryChoice
 from kge.train_profiles import PROFILES
-from wgb.errors import OutputPath, check_writable
+from wgb.errors import OutputPath, check_writable, hold_lock
 
 _POS = click.IntRange(min=1)
 _NONNEG = click.IntRange(min=0)
@@ -85,6 +85,8 @@ def train_cmd(graph, out_dir, config_file, profile, model, dim, p_norm, epochs, 
     if engine == "pbg" and any(v is not None for v in (device, profile, optimizer, tail_candidates)):
         raise click.UsageError("--device, --profile, --optimizer and --tail-candidates apply to the built-in trainer "
                                "(--engine ours)")
+    if engine != "pbg" or pbg["rank"] == 0:  # rank 0 writes DIR; other ranks only train
+        hold_lock(out_dir, "embedding folder")
     if engine == "pbg":
         flags = {"model": model, "dim": dim, "epochs": epochs, "batch_size": batch_size, "lr": lr,
                  "negatives": negatives, "loss": loss, "margin": margin, "sampler": sampler,

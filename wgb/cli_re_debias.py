@@ -5,6 +5,9 @@ from pathlib import Path
 
 import click
 
+from wgb.cli_executor import executor_options, run_device
+from wgb.cli_protocol import protocol_options, resolve_folds
+
 
 def _csv(ctx, param, value):
     if value is None:
@@ -115,8 +118,11 @@ def _variants(ctx, param, value):
               help="Extra TrainConfig field for every run, e.g. --set word_dim=100 (repeatable).")
 @click.option("--device", default=None, help="Training device: cpu, cuda, cuda:N or auto [default: cpu].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@protocol_options
+@executor_options
 def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick, train_articles, encoder, selector,
-                    dataset, threads, threshold_mode, n_resamples, overrides, device, quiet):
+                    dataset, threads, threshold_mode, n_resamples, overrides, device, quiet, protocol, folds,
+                    fold_seed, executor):
     """Train and evaluate ENCODER+SELECTOR under every debiasing variant x seed into OUT.
 
     Resumable: rerun the same command to continue; finished runs are skipped. Writes
@@ -130,12 +136,13 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
     train_overrides.update(_overrides(overrides))
     if threads is not None:
         train_overrides["threads"] = threads
+    device = run_device(executor, device)
     if device:
         train_overrides["device"] = device
     if dataset is not None:
         train_overrides["dataset"] = str(dataset)
     kwargs = dict(encoder=encoder, selector=selector, threshold_mode=threshold_mode,
-                  train_overrides=train_overrides)
+                  train_overrides=train_overrides, folds=resolve_folds(protocol, folds), fold_seed=fold_seed)
     pairs = list(variants if variants is not None else [(v, None) for v in STUDY_VARIANTS])
     if ner is not None:
         try:
@@ -155,7 +162,7 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
         QUICK["train_articles"] if quick else None)
     try:
         config = DebiasStudyConfig(**kwargs)
-        summary = run_study(config, out, progress=not quiet, train=not no_train)
+        summary = run_study(config, out, progress=not quiet, train=not no_train, executor=executor)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     meta = summary["meta"]
@@ -163,7 +170,10 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
     click.echo(f"\n{meta['runs_evaluated']}/{meta['n_runs']} runs evaluated; wrote {out / 'results.json'}"
                + ("" if (out / "DONE").exists() else " (not finished: rerun to resume)"), err=True)
     if meta.get("runs_failed"):
-        raise click.ClickException(f"{len(meta['runs_failed'])} run(s) failed: {meta['runs_failed']}")
+        logs = meta.get("runs_failed_logs", {})
+        for name, err in meta["runs_failed"].items():
+            click.echo(f"FAILED {name}: {err}" + (f" (log: {logs[name]})" if logs.get(name) else ""), err=True)
+        raise click.ClickException(f"{len(meta['runs_failed'])} run(s) failed (listed above); rerun to retry them")
 
 
 @click.command(name="embedding-bias")
@@ -214,6 +224,7 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     """
     from relext.data import load_dataset_dict
     from relext.debias import canonical_name, get_debiaser
+    from wgb.errors import hold_lock
     from wgbcore.atomicio import atomic_open, atomic_write_json
 
     try:
@@ -230,6 +241,7 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     if no_names and "cda" in parts:
         opts["cda"] = {"swap_names": False}
     deb = get_debiaser(canon, **opts) if len(parts) > 1 else get_debiaser(canon, **opts.get(canon, {}))
+    hold_lock(out, "dataset folder")
     data = deb.transform_dataset(load_dataset_dict(dataset), seed=seed)
     folder = out / "data" / "sentences"
     folder.mkdir(parents=True, exist_ok=True)

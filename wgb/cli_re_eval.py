@@ -7,6 +7,9 @@ from pathlib import Path
 
 import click
 
+from wgb.cli_executor import executor_options, run_device
+from wgb.cli_protocol import protocol_options, resolve_folds
+
 from wgb.errors import OutputPath, check_writable, one_line
 
 
@@ -61,20 +64,22 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
     Writes RUN_DIR/predictions/*.jsonl when missing, then RUN_DIR/eval.json and eval.md.
     """
     from relext.evaluate import evaluate_run
-    from relext.predict import check_predictions
     from relext.report import eval_markdown
 
     problem = check_writable(run_dir / "eval.json", directory=False)
     if problem:
         raise click.BadParameter(problem, param_hint="RUN_DIR")
-    # cached predictions must come from this run's model.pt and config.json
-    for note in check_predictions(run_dir):
-        click.echo(f"warning: {note}", err=True)
+    # cached predictions must come from this run's model.pt, config.json and data (else refused,
+    # or predicted again when only the data changed: relext.evaluate.ensure_predictions)
+    notes: list[str] = []
     try:
         result = evaluate_run(run_dir, threshold_mode=threshold_mode, n_resamples=n_resamples,
-                              confidence=confidence, bootstrap_seed=bootstrap_seed)
+                              confidence=confidence, bootstrap_seed=bootstrap_seed, notes=notes)
     except (ValueError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(one_line(exc)) from None
+    finally:
+        for note in notes:
+            click.echo(f"warning: {note}", err=True)
     if plot:
         from relext.plots import plot_run_gaps
 
@@ -108,8 +113,11 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
               help="torch.set_num_threads for training.")
 @click.option("--device", default=None, help="Training device for every run: cpu, cuda, cuda:N or auto "
               "[default: cpu]; a runtime setting, so runs resume on any device.")
+@protocol_options
+@executor_options
 def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode, n_resamples,
-             confidence, bootstrap_seed, runs_dir, no_train, fail_fast, no_plots, threads, device):
+             confidence, bootstrap_seed, runs_dir, no_train, fail_fast, no_plots, threads, device,
+             protocol, folds, fold_seed, executor):
     """Train and evaluate encoder x selector x seed, resumably, into OUT.
 
     Runs go seed-major (every combination with the first seed first). Finished runs (with
@@ -128,16 +136,20 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
         train_overrides = parse_overrides(overrides, form="FIELD=VALUE")
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--set") from None
+    device = run_device(executor, device)
     if device:
         train_overrides["device"] = device
+    if threads:
+        train_overrides["threads"] = threads
     try:
         config = GridConfig(encoders=encoders, selectors=selectors, seeds=seeds, epochs=epochs,
                             train_overrides=train_overrides, threshold_mode=threshold_mode,
                             n_resamples=n_resamples, confidence=confidence,
                             bootstrap_seed=bootstrap_seed,
-                            runs_dir=str(runs_dir) if runs_dir else None)
+                            runs_dir=str(runs_dir) if runs_dir else None,
+                            folds=resolve_folds(protocol, folds), fold_seed=fold_seed)
         summary = run_grid(config, out, keep_going=not fail_fast, plots=not no_plots,
-                           train=not no_train)
+                           train=not no_train, executor=executor)
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
     meta, t = summary["meta"], summary["timing"]
@@ -148,7 +160,8 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
         click.echo(f"- {line}")
     if meta["runs_failed"]:
         for name, err in meta["runs_failed"].items():
-            click.echo(f"FAILED {name}: {err}", err=True)
+            where = meta.get("runs_failed_logs", {}).get(name)
+            click.echo(f"FAILED {name}: {err}" + (f" (log: {where})" if where else ""), err=True)
         raise SystemExit(1)
 
 
@@ -157,6 +170,13 @@ def _pretrained_option(f):
         "--pretrained", default=None, is_flag=False, flag_value="pcnn-attention", metavar="[NAME]",
         help="Use a pretrained extractor shipped with wgb instead of RUN_DIR (no training, no download); "
         "NAME defaults to pcnn-attention (relext.pretrained.available()).")(f)
+
+
+def _unmentioned_option(f):
+    return click.option(
+        "--unmentioned", type=click.Choice(["refuse", "skip"]), default="refuse", show_default=True,
+        help="A sentence that does not mention its head or its tail says nothing about the pair and is never "
+        "scored: refuse it (an error naming its line) or skip it (counted in a warning).")(f)
 
 
 def _model_dir(run_dir: Path | None, pretrained: str | None) -> Path:
@@ -186,7 +206,8 @@ def _model_dir(run_dir: Path | None, pretrained: str | None) -> Path:
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True)
 @click.option("--rule", type=click.Choice(["argmax", "all"]), default="argmax", show_default=True,
               help="argmax: top class per bag (NA dropped); all: every relation >= --min-score.")
-def extract_cmd(run_dir, pretrained, split, text_file, out, min_score, rule):
+@_unmentioned_option
+def extract_cmd(run_dir, pretrained, split, text_file, out, min_score, rule, unmentioned):
     """Extract (head, relation, tail) triples with scores from a trained run (RUN_DIR) or a
     pretrained extractor shipped with wgb (--pretrained), as JSON lines.
 
@@ -209,13 +230,14 @@ def extract_cmd(run_dir, pretrained, split, text_file, out, min_score, rule):
             triples = extract_split(model_dir, split, min_score=min_score, rule=rule, notes=notes,
                                     cache=None if run_dir is not None else False)
         else:
-            triples = extract_text(model_dir, text_file, min_score=min_score, rule=rule, skipped=skipped)
+            triples = extract_text(model_dir, text_file, min_score=min_score, rule=rule, skipped=skipped,
+                                   unmentioned_policy=unmentioned)
     except (ValueError, FileNotFoundError, KeyError) as exc:
         raise click.ClickException(one_line(exc)) from None
     for note in notes:
         click.echo(f"warning: {note}", err=True)
     if skipped:
-        click.echo(f"skipped {len(skipped)} sentence(s) that mention neither their head nor their tail "
+        click.echo(f"warning: skipped {len(skipped)} sentence(s) that do not mention their head and their tail "
                    f"(first: {', '.join(skipped[:5])})", err=True)
     write_triples(triples, out)
     click.echo(f"wrote {len(triples)} triples to {out}")
@@ -242,7 +264,8 @@ def _span(ctx, param, value):
 @click.option("--tail-pos", callback=_span, default=None, metavar="START,END",
               help="Character offsets of the tail in --text, end exclusive.")
 @click.option("--json", "as_json", is_flag=True, help="Print every relation's probability as JSON.")
-def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json):
+@_unmentioned_option
+def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json, unmentioned):
     """The relation of one sentence's head and tail, as OpenNRE's model.infer: prints
     RELATION<TAB>PROBABILITY (NA when no relation wins)."""
     import json
@@ -255,11 +278,15 @@ def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json
         item["h"]["pos"] = head_pos
     if tail_pos is not None:
         item["t"]["pos"] = tail_pos
+    skipped: list[str] = []
     try:
-        model = Extractor.from_dir(model_dir, name=pretrained)
-        probs = model.predict_proba([[item]])[0]
+        model = Extractor.from_dir(model_dir, name=pretrained, verify=pretrained is None)  # --pretrained: verified
+        probs = model.predict_proba([[item]], unmentioned=unmentioned, skipped=skipped)[0]
     except (ValueError, FileNotFoundError, KeyError) as exc:
-        raise click.ClickException(one_line(exc)) from None
+        raise click.ClickException(one_line(exc).replace("item: ", "--text: ", 1)) from None
+    if skipped:  # --unmentioned skip: nothing predicted, and said so
+        click.echo(f"warning: skipped 1 sentence ({skipped[0].replace('item: ', '')}); nothing predicted", err=True)
+        return
     best = int(probs.argmax())
     if as_json:
         click.echo(json.dumps({"relation": model.relations[best], "score": float(probs[best]),

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import click
 
 from wgb.cli_choices import RegistryChoice
-from wgb.errors import OutputPath
+from wgb.cli_protocol import protocol_options, resolve_folds
+from wgb.errors import OutputPath, hold_lock
 
 
 def _list(ctx, param, value):
@@ -50,7 +51,12 @@ def _list(ctx, param, value):
 @click.option("--predict/--no-predict", default=True, show_default=True,
               help="Write predictions/{validation,male_test,female_test}.jsonl after training.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: bool, **options):
+@protocol_options
+@click.option("--fold", type=click.IntRange(min=0), default=None,
+              help="Under --protocol crossfit: train this fold only, into RUN_DIR [default: every fold, "
+                   "into RUN_DIR/fold<k>].")
+def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: bool, protocol: str,
+              folds: int | None, fold_seed: int, fold: int | None, **options):
     """Train an OpenNRE-style extractor into RUN_DIR (resumes an unfinished run; a finished run,
     marked DONE, is kept as it is).
 
@@ -72,18 +78,29 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
             check_fields(TrainConfig, data, source=str(config_file))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--config") from None
+    k = resolve_folds(protocol, folds)
+    if fold is not None and k is None:
+        raise click.BadParameter("--fold needs --protocol crossfit", param_hint="--fold")
+    if k is not None:
+        overrides.update(folds=k, fold_seed=fold_seed)
     try:
         base = TrainConfig.from_json(data, source=str(config_file)) if config_file else TrainConfig()
         cfg = TrainConfig.from_json({**base.to_json(), **overrides}, source=str(config_file or "options"))
-        cfg.validate()
-        out = train(cfg, run_dir, progress=not quiet)
-        if predict:
-            write_predictions(out)
+        # one run, or (crossfit without --fold) one run per fold in RUN_DIR/fold<k>
+        plan = [(cfg if k is None else replace(cfg, fold=fold), run_dir)] if (k is None or fold is not None) \
+            else [(replace(cfg, fold=i), run_dir / f"fold{i}") for i in range(k)]
+        for c, _ in plan:
+            c.validate()
+        hold_lock(run_dir, "run")  # training and the predictions after it: one writer
+        for c, d in plan:
+            out = train(c, d, progress=not quiet)
+            if predict:
+                write_predictions(out)
+            metrics = json.loads((out / "metrics.json").read_text())
+            click.echo(f"{out}: best validation {metrics['select_metric']} {metrics['best_score']:.4f} "
+                       f"at epoch {metrics['best_epoch']} of {metrics['epochs_run']}")
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
-    metrics = json.loads((out / "metrics.json").read_text())
-    click.echo(f"{out}: best validation {metrics['select_metric']} {metrics['best_score']:.4f} "
-               f"at epoch {metrics['best_epoch']} of {metrics['epochs_run']}")
 
 
 def register(group: click.Group) -> None:

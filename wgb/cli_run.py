@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from wgb.errors import OutputPath
+from wgb.errors import OutputPath, hold_lock
 
 
 @click.command()
@@ -72,6 +72,7 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
     log = (lambda msg: None) if quiet else click.echo
+    hold_lock(out_dir, "run folder")
     try:
         result = run_pipeline(cfg, out_dir, log=log, progress=not quiet)
     except (ValueError, FileNotFoundError) as err:

@@ -18,7 +18,13 @@ from typing import Any
 
 import click
 
-__all__ = ["ErrorBoundaryGroup", "OutputPath", "one_line", "check_writable", "debug_enabled"]
+from wgbcore.lock import FolderLocked
+
+__all__ = ["ErrorBoundaryGroup", "OutputPath", "one_line", "check_writable", "debug_enabled", "hold_lock"]
+
+#: exceptions whose text says what went wrong and where: shown without their type or a --debug hint
+#: (``FolderLocked``: another process writes the folder; its text names the folder and the holder)
+_SELF_EXPLAINING = (ValueError, OSError, KeyError, FolderLocked)
 
 _PASS_THROUGH = (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
                  KeyboardInterrupt, SystemExit)
@@ -46,7 +52,7 @@ def one_line(exc: BaseException, limit: int = 600) -> str:
     text = " ".join(part.strip() for part in text.splitlines() if part.strip())
     if not text:
         text = type(exc).__name__
-    elif not isinstance(exc, (ValueError, OSError, KeyError)):
+    elif not isinstance(exc, _SELF_EXPLAINING):
         text = f"{type(exc).__name__}: {text}"
     if len(text) > limit:
         text = text[: limit - 3] + "..."
@@ -64,7 +70,7 @@ class ErrorBoundaryGroup(click.Group):
         except Exception as exc:
             if debug_enabled(ctx):
                 raise
-            hint = "" if isinstance(exc, (ValueError, OSError, KeyError)) else " (rerun with --debug for the traceback)"
+            hint = "" if isinstance(exc, _SELF_EXPLAINING) else " (rerun with --debug for the traceback)"
             raise click.ClickException(one_line(exc) + hint) from exc
 
 
@@ -110,3 +116,13 @@ class OutputPath(click.Path):
         if problem:
             self.fail(problem, param, ctx)
         return rv
+
+
+def hold_lock(path: str | os.PathLike, what: str) -> None:
+    """Take the exclusive lock of the output folder or file ``path`` (:mod:`wgbcore.lock`, its lock
+    file beside it, so the output is neither created nor touched by taking it) and hold it until
+    the running command ends. A second writer of the same output gets a one-line error naming the
+    holder (pid, host, start time), before any work."""
+    from wgbcore.lock import folder_lock
+
+    click.get_current_context().with_resource(folder_lock(Path(path), what=what, beside=True))

@@ -52,7 +52,10 @@ def parse_overrides(items: Iterable[str], *, option: str = "--set", form: str = 
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     """The mapping in a YAML (``.yaml``, ``.yml``) or JSON (any other name) file."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start})") from None
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml"):
         import yaml

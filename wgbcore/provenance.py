@@ -10,9 +10,10 @@ import os
 import platform
 import time
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
-__all__ = ["LOCAL_VERSION", "package_version", "machine", "provenance"]
+__all__ = ["LOCAL_VERSION", "package_version", "machine", "provenance", "file_sha256", "verify_checksums"]
 
 #: The version reported by a source tree that was never installed.
 LOCAL_VERSION = "0.0.0+local"
@@ -47,3 +48,24 @@ def file_sha256(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def verify_checksums(folder: str | os.PathLike, sums: str = "SHA256SUMS", *, hint: str = "") -> Path:
+    """Check every file listed in ``folder/<sums>`` (``<sha256>  <name>`` lines, as ``sha256sum``
+    writes them) against its bytes; a one-line ``ValueError`` naming the file (and ``hint``, what
+    to do) when one differs or is missing, ``FileNotFoundError`` when ``sums`` is absent."""
+    folder = Path(folder)
+    path = folder / sums
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing{'; ' + hint if hint else ''}")
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        digest, _, fname = line.strip().partition("  ")
+        target = folder / fname
+        if not fname or "/" in fname or not target.is_file():
+            raise ValueError(f"{path}:{lineno}: names no file of {folder}{'; ' + hint if hint else ''}")
+        if file_sha256(target) != digest:
+            raise ValueError(f"{target}: sha256 differs from {path} (the file was changed after the folder was "
+                             f"written){'; ' + hint if hint else ''}")
+    return folder

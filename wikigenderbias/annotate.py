@@ -56,7 +56,11 @@ def _parquet(folder: Path, config: str, split: str) -> Path:
 def _rows(folder: Path, config: str, split: str) -> list[dict]:
     import pyarrow.parquet as pq
 
-    return pq.read_table(_parquet(folder, config, split)).to_pylist()
+    from wgbcore.fileio import reading
+
+    path = _parquet(folder, config, split)
+    with reading(path, "parquet file"):
+        return pq.read_table(path).to_pylist()
 
 
 def _mark(tokens: list[str], hs, ts, open_h="[[", close_h="]]", open_t="<<", close_t=">>") -> str:

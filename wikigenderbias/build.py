@@ -368,7 +368,10 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
         f"{', '.join(config.require)}, every sentence of the person's article that {names} is an example "
         f"of it; sentences mentioning the tail of "
         f"{', '.join(config.distant.na_facts)} and no positive tail are `NA` examples. "
-        f"{report['persons']['with_examples']} of {report['persons']['indexed']} indexed persons have examples. "
+        + ("Selection rule: the paper's (the default). " if not d.require_head else
+           "Selection rule: `--require-head`, stricter than the paper's (which takes every sentence that "
+           "mentions the tail). ")
+        + f"{report['persons']['with_examples']} of {report['persons']['indexed']} indexed persons have examples. "
         f"Splits by head entity (seed {config.split.seed}, stratified by gender"
         f"{', balanced test sets' if config.split.balance_test else ''})."
     )

@@ -52,7 +52,8 @@ def _rules(report: dict[str, Any]) -> str:
     d = _distant(report)
     head_kinds = [k for k in d.get("head_kinds", MATCH_KINDS) if k not in _DATE_KINDS and k != "inflected"]
     tail_kinds = d.get("tail_kinds", [])
-    head = ("a sentence is an example only if it also names the person" if d.get("require_head", True)
+    head = ("a sentence is an example only if it also names the person (`--require-head`, stricter than the "
+            "paper's rule)" if d.get("require_head", True)
             else "a sentence need not name the person (the paper's rule: any sentence of the person's article "
                  "that mentions the tail)")
     if d.get("pronouns"):
@@ -107,14 +108,14 @@ def build_defects(report: dict[str, Any]) -> str:
     d = _distant(report)
     dist = report.get("distant") or {}
     lines = [
-        "- Labels come from distant supervision: a sentence that mentions the tail (and, by default, the "
+        "- Labels come from distant supervision: a sentence that mentions the tail (and, with `--require-head`, the "
         "person) is taken to express the relation, which is often wrong (e.g. a birth place that is only "
         "mentioned as a later residence). No sentence of this build was checked by people unless `source` "
         "is `annotated`.",
     ]
     if d.get("require_head", True) and not d.get("pronouns"):
         lines.append("- Sentences that name the person only by a pronoun (\"She married ...\") are not examples "
-                     "(`--pronouns` or `--no-require-head` keep them).")
+                     "(`--pronouns` keeps them, and so does a build without `--require-head`).")
     else:
         lines.append("- Sentences may name the person only by a pronoun or not at all: their head span is "
                      "`[-1, -1]`.")

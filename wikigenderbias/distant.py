@@ -15,9 +15,9 @@ its name. Which match kinds count is configurable (``DistantConfig.tail_kinds``;
 date alone does not count by default, it selects too many unrelated sentences). A mention of Y
 inside a mention of X is part of X's name (a hypernym "Emperor" in "Qianlong Emperor"), and a
 mention of X inside a mention of Y part of Y's ("Roe" in "John Roe"): neither counts
-(:func:`wikigenderbias.spans.usable`). With ``require_head`` (the default) a sentence must mention
-X too; without it, every sentence that mentions Y is an example (the paper's rule, which the
-release follows: ``benchmarks/distant_vs_release.py``).
+(:func:`wikigenderbias.spans.usable`). By default every sentence of X's article that mentions Y is
+an example (the paper's rule, which the release follows: ``benchmarks/distant_vs_release.py``);
+with ``require_head`` (``--require-head``, stricter) a sentence must mention X too.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class DistantConfig:
 
     relations: tuple[str, ...] = POSITIVE_RELATIONS     # positive relations to extract
     na_facts: tuple[str, ...] = NA_FACTS                # facts whose tails give NA examples
-    require_head: bool = True                           # the sentence must mention X too
+    require_head: bool = False                          # True: the sentence must mention X too (stricter than the paper)
     pronouns: bool = False                              # a gendered pronoun counts as X
     head_kinds: tuple[str, ...] = _DEFAULT_HEAD_KINDS
     tail_kinds: tuple[str, ...] = _DEFAULT_TAIL_KINDS

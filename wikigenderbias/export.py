@@ -405,9 +405,13 @@ def read_entities(folder: str | os.PathLike) -> dict[str, list[dict[str, Any]]]:
     Holds the whole benchmark in memory."""
     import pyarrow.parquet as pq
 
+    from wgbcore.fileio import reading
+
     out: dict[str, list[dict[str, Any]]] = {}
     for split in SPLITS:
-        rows = pq.read_table(str(Path(folder) / "data" / "entities" / PARQUET_NAME.format(split=split))).to_pylist()
+        path = Path(folder) / "data" / "entities" / PARQUET_NAME.format(split=split)
+        with reading(path, "parquet file"):
+            rows = pq.read_table(str(path)).to_pylist()
         for r in rows:
             r["gender"] = GENDERS[r["gender"]]
         out[split] = rows

@@ -44,6 +44,24 @@ def get_measure(name: str, **config: Any):
     return MEASURES.make(name, **config)
 
 
+def check_measure(name: str, graph: Any, model, spec: BiasSpec, **config: Any):
+    """What :func:`run_measure` would refuse that is known before anything is computed: the
+    measure's settings (its constructor checks them), the spec against the graph (relations and
+    attribute values), whether it needs embeddings, and the measure's own preconditions (its
+    optional ``check(view, model, spec)``). Returns the measure; a ``ValueError`` otherwise. A
+    command running several measures calls this for every one of them before the first runs."""
+    m = get_measure(name, **config)
+    view = GraphView.from_graph(graph)
+    if m.needs_model and model is None:
+        raise ValueError(f"measure '{name}' needs embeddings")
+    if getattr(m, "preds", None) is None:  # a given predictions frame brings its own persons
+        resolve(view, spec, need_values=False)
+    check = getattr(m, "check", None)
+    if check is not None:
+        check(view, model, spec)
+    return m
+
+
 def run_measure(name: str, graph: Any, model, spec: BiasSpec, *, seed: int = 0, model_label: str = "",
                 **config: Any) -> BiasResult:
     """Seed everything, run one measure and record its wall time."""
@@ -62,5 +80,5 @@ def run_measure(name: str, graph: Any, model, spec: BiasSpec, *, seed: int = 0, 
     return res
 
 
-__all__ = ["MEASURES", "get_measure", "run_measure", "BiasSpec", "BiasRow", "BiasResult", "GraphView", "resolve",
+__all__ = ["MEASURES", "get_measure", "check_measure", "run_measure", "BiasSpec", "BiasRow", "BiasResult", "GraphView", "resolve",
            "fisher_bias", "keidar_table", "save_results", "load_results"]

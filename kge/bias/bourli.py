@@ -185,6 +185,15 @@ class TopK:
     name: str = "bourli_topk"
     needs_model: bool = True
 
+    def __post_init__(self) -> None:
+        ks = (self.ks,) if isinstance(self.ks, int) and not isinstance(self.ks, bool) else self.ks
+        if (not isinstance(ks, (tuple, list)) or not ks
+                or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in ks)):
+            raise ValueError(f"bourli_topk: ks must be whole numbers >= 1 (the K of top-K), got {self.ks!r}")
+        if isinstance(self.most_biased, bool) or not isinstance(self.most_biased, int) or self.most_biased < 1:
+            raise ValueError(f"bourli_topk: most_biased must be a whole number >= 1, got {self.most_biased!r}")
+        self.ks = tuple(ks)
+
     def run(self, view: GraphView, model, spec: BiasSpec, *, seed: int = 0, model_label: str = "") -> BiasResult:
         view.check_model(model)
         g = resolve(view, spec)

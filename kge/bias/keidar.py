@@ -232,6 +232,15 @@ class _ClassifierMeasure:
     preds: pd.DataFrame | None = None  # a given predictions frame (e.g. the authors' CSV)
     needs_model: bool = True
 
+    def check(self, view, model, spec) -> None:
+        """What :meth:`_frame` would refuse after training a classifier, checked first."""
+        if self.preds is not None:
+            return
+        t_rel = view.relation_id(spec.target_relation, "target relation")
+        test = view.splits.get("test")
+        if test is None or not (test[:, 1] == t_rel).any():
+            raise ValueError(f"the classifier measures need test facts of '{spec.target_relation}'; the graph has none")
+
     def _frame(self, view, model, spec, seed):
         if self.preds is not None:
             return self.preds, {"source": "given predictions frame"}
@@ -345,7 +354,10 @@ def keidar_table(results) -> pd.DataFrame:
 
 def read_preds_csv(path) -> pd.DataFrame:
     """Read an authors'-format ``preds_df_*.csv`` (first column = index)."""
-    df = pd.read_csv(path, index_col=0)
+    from wgbcore.fileio import reading
+
+    with reading(path, "predictions CSV"):
+        df = pd.read_csv(path, index_col=0)
     missing = [c for c in ("entity", "true_tail", "pred") if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: not a predictions frame, missing column(s) {missing}")

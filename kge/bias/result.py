@@ -146,31 +146,98 @@ def save_results(results: Iterable[BiasResult], path: str | os.PathLike) -> None
     atomic_write_json(path, doc, indent=1)
 
 
+FORMAT = "wgb-kge-bias/1"
+
+
 def load_results(path: str | os.PathLike) -> list[BiasResult]:
+    """The results of a bias report written by :func:`save_results` (or a bare list of rows),
+    checked field by field first: the format, each spec (relation names, attribute values) and
+    each row (an item name, a finite numeric score or null, whole non-negative counts). A bad
+    value is a ``ValueError`` naming the file and the field (``results[0].rows[3].score``)."""
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}): {e.msg}") from e
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start})") from None
     if isinstance(doc, list):  # a bare list of rows
         return _results_from_rows(doc, path)
     if not isinstance(doc, dict) or "results" not in doc:
         raise ValueError(f"{path}: expected a bias report with a 'results' field or a list of rows")
+    if "format" in doc and doc["format"] != FORMAT:
+        raise ValueError(f"{path}: field 'format' is {doc['format']!r}; expected {FORMAT!r}")
+    if not isinstance(doc["results"], list):
+        raise ValueError(f"{path}: field 'results' must be a list, got {type(doc['results']).__name__}")
     out = []
     for i, d in enumerate(doc["results"]):
+        where = f"{path}: results[{i}]"
+        if not isinstance(d, dict):
+            raise ValueError(f"{where} must be an object")
+        for key in ("measure", "spec"):
+            if key not in d:
+                raise ValueError(f"{where}: field {key!r} missing")
+        if not isinstance(d["measure"], str) or not d["measure"]:
+            raise ValueError(f"{where}.measure must be a non-empty string, got {d['measure']!r}")
+        _check_spec(d["spec"], f"{where}.spec")
+        rows = d.get("rows", [])
+        if not isinstance(rows, list):
+            raise ValueError(f"{where}.rows must be a list")
+        for j, r in enumerate(rows):
+            _check_row(r, f"{where}.rows[{j}]")
         try:
             out.append(BiasResult.from_dict(d))
         except (KeyError, TypeError) as e:
-            raise ValueError(f"{path}: results[{i}] is malformed: {e}") from e
+            raise ValueError(f"{where} is malformed: {e}") from e
     return out
+
+
+def _check_spec(spec: Any, where: str) -> None:
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where} must be an object, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - {"sensitive_relation", "a", "b", "target_relation"})
+    if unknown:
+        raise ValueError(f"{where}: unknown field(s) {unknown}")
+    for key in ("sensitive_relation", "target_relation"):
+        if key in spec or key == "sensitive_relation":
+            v = spec.get(key)
+            if not isinstance(v, str) or not v:
+                raise ValueError(f"{where}.{key} must be a non-empty string, got {v!r}")
+    for key in ("a", "b"):
+        if spec.get(key) is not None and not isinstance(spec[key], str):
+            raise ValueError(f"{where}.{key} must be a string or null, got {spec[key]!r}")
+
+
+def _check_row(r: Any, where: str) -> None:
+    if not isinstance(r, dict):
+        raise ValueError(f"{where} must be an object")
+    if not isinstance(r.get("item"), str):
+        raise ValueError(f"{where}.item must be a string, got {r.get('item')!r}")
+    s = r.get("score")
+    if s is not None:
+        if isinstance(s, bool) or not isinstance(s, (int, float)):
+            raise ValueError(f"{where}.score (item {r['item']!r}) must be a number or null, got {s!r}")
+        if not math.isfinite(s):
+            raise ValueError(f"{where}.score (item {r['item']!r}) is {s!r}; a bias file holds null for a "
+                             "score that is not defined")
+    for key in ("count_a", "count_b"):
+        c = r.get(key)
+        if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 0):
+            raise ValueError(f"{where}.{key} (item {r['item']!r}) must be a whole number >= 0 or null, got {c!r}")
+    if "extra" in r and not isinstance(r["extra"], dict):
+        raise ValueError(f"{where}.extra must be an object")
 
 
 def _results_from_rows(rows: list, path: Path) -> list[BiasResult]:
     groups: dict[tuple, list[BiasRow]] = {}
     for i, r in enumerate(rows):
+        if not isinstance(r, dict):
+            raise ValueError(f"{path}: row {i} must be an object")
         missing = [f for f in ROW_FIELDS if f not in r]
         if missing:
             raise ValueError(f"{path}: row {i} lacks field(s) {missing}")
+        _check_row(r, f"{path}: row {i}")
+        _check_spec({k: r[k] for k in ("sensitive_relation", "a", "b", "target_relation")}, f"{path}: row {i}")
         key = (r["measure"], r["model"], r["sensitive_relation"], r["a"], r["b"], r["target_relation"])
         groups.setdefault(key, []).append(BiasRow(**{k: r[k] for k in ROW_FIELDS}, extra=r.get("extra", {})))
     return [BiasResult(measure=k[0], model=k[1], spec=BiasSpec(k[2], k[3], k[4], k[5]), rows=v)

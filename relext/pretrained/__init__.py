@@ -26,9 +26,12 @@ Items follow OpenNRE's ``infer`` input:
   end exclusive, as in OpenNRE; the tokens are used as given (the benchmark's own tokenization
   gives the benchmark's scores).
 * ``pos`` may be left out when ``name`` is given: the mention is located in the tokens with the
-  benchmark's rules (``wikigenderbias.spans.locate``, as ``wgb re extract --text`` does). A
-  mention that cannot be located, or given as ``[-1, -1]`` (the benchmark's "not located"), is
-  taken to sit at token 0 (the ``"start"`` rule of ``relext.bags``).
+  benchmark's rules (``wikigenderbias.spans.locate``, as ``wgb re extract --text`` does).
+* A sentence that does not mention its head or its tail (a name not found in it, or ``pos``
+  given as ``[-1, -1]``, the benchmark's "not located") says nothing about the pair: it is never
+  scored. ``unmentioned="refuse"`` (the default) makes it an error naming the item;
+  ``unmentioned="skip"`` leaves it out (counted in ``skipped``; a bag left without sentences
+  gets no prediction: ``None`` from ``infer``, a row of NaN from ``predict_proba``).
 
 A single item is scored as a bag of one sentence; :meth:`Extractor.infer_bags` scores bags of
 sentences about one entity pair (OpenNRE's bag-level inference) in batches.
@@ -42,7 +45,6 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from wgbcore.provenance import file_sha256
 from wikigenderbias.schema import RELATIONS
 
 DEFAULT = "pcnn-attention"
@@ -68,28 +70,20 @@ def path(name: str = DEFAULT) -> Path:
 def verify(name: str = DEFAULT) -> Path:
     """Check the files of a shipped model against its ``SHA256SUMS``; a one-line ``ValueError``
     naming the file when one differs."""
+    from wgbcore.provenance import verify_checksums
+
     folder = path(name)
-    sums = folder / CHECKSUMS
-    if not sums.is_file():
-        raise FileNotFoundError(f"{sums}: missing; the pretrained model {name!r} is incomplete (reinstall wgb)")
-    for lineno, line in enumerate(sums.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        digest, _, fname = line.strip().partition("  ")
-        target = folder / fname
-        if not fname or "/" in fname or not target.is_file():
-            raise ValueError(f"{sums}:{lineno}: names no file of {folder}")
-        if file_sha256(target) != digest:
-            raise ValueError(f"{target}: sha256 differs from {sums}; the pretrained model {name!r} is damaged "
-                             "(reinstall wgb)")
-    return folder
+    if not (folder / CHECKSUMS).is_file():
+        raise FileNotFoundError(f"{folder / CHECKSUMS}: missing; the pretrained model {name!r} is incomplete "
+                                "(reinstall wgb)")
+    return verify_checksums(folder, CHECKSUMS, hint=f"the pretrained model {name!r} is damaged (reinstall wgb)")
 
 
 def load(name: str = DEFAULT, *, check: bool = True) -> "Extractor":
     """A shipped pretrained extractor, read from the installed package (no network). ``check``:
     verify its files against ``SHA256SUMS`` first."""
     folder = verify(name) if check else path(name)
-    return Extractor.from_dir(folder, name=name)
+    return Extractor.from_dir(folder, name=name, verify=False)  # verified just now, or not asked to
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,44 +102,63 @@ class Extractor:
     relations: tuple[str, ...] = RELATIONS
 
     @classmethod
-    def from_dir(cls, run_dir: str | os.PathLike, *, name: str | None = None) -> "Extractor":
-        """Any trained run directory, or a shipped model's folder (:func:`path`)."""
+    def from_dir(cls, run_dir: str | os.PathLike, *, name: str | None = None, verify: bool = True) -> "Extractor":
+        """Any trained run directory, or a shipped model's folder (:func:`path`); a folder with a
+        ``SHA256SUMS`` is checked against it (``verify``)."""
         from relext.predict import load_trained
 
-        cfg, vocab, model = load_trained(run_dir)
+        cfg, vocab, model = load_trained(run_dir, verify=verify)
         return cls(Path(run_dir), cfg, vocab, model, name=name)
 
     # ---- sentences and bags --------------------------------------------------------------
-    def infer(self, item: Mapping[str, Any]) -> tuple[str, float]:
-        """``(relation, probability)`` of one sentence (a bag of one), as OpenNRE's ``model.infer``."""
-        return self.infer_bags([[item]])[0]
+    def infer(self, item: Mapping[str, Any], *, unmentioned: str = "refuse",
+              skipped: list | None = None) -> tuple[str, float] | None:
+        """``(relation, probability)`` of one sentence (a bag of one), as OpenNRE's ``model.infer``;
+        None when the sentence does not mention its head or tail and ``unmentioned="skip"``."""
+        return self.infer_bags([[item]], unmentioned=unmentioned, skipped=skipped)[0]
 
-    def infer_bag(self, bag: Sequence[Mapping[str, Any]]) -> tuple[str, float]:
+    def infer_bag(self, bag: Sequence[Mapping[str, Any]], *, unmentioned: str = "refuse",
+                  skipped: list | None = None) -> tuple[str, float] | None:
         """``(relation, probability)`` of a bag: sentences about one (head, tail) pair."""
-        return self.infer_bags([bag])[0]
+        return self.infer_bags([bag], unmentioned=unmentioned, skipped=skipped)[0]
 
-    def infer_bags(self, bags: Iterable[Sequence[Mapping[str, Any]]]) -> list[tuple[str, float]]:
-        """``(relation, probability)`` of every bag (the highest-scoring class, NA included)."""
-        probs = self.predict_proba(bags)
-        best = probs.argmax(1)
-        return [(self.relations[j], float(probs[i, j])) for i, j in enumerate(best)]
+    def infer_bags(self, bags: Iterable[Sequence[Mapping[str, Any]]], *, unmentioned: str = "refuse",
+                   skipped: list | None = None) -> list[tuple[str, float] | None]:
+        """``(relation, probability)`` of every bag (the highest-scoring class, NA included); None
+        for a bag whose sentences were all skipped (``unmentioned="skip"``)."""
+        probs = self.predict_proba(bags, unmentioned=unmentioned, skipped=skipped)
+        out: list[tuple[str, float] | None] = []
+        for row in probs:
+            if np.isnan(row).all():
+                out.append(None)
+                continue
+            j = int(row.argmax())
+            out.append((self.relations[j], float(row[j])))
+        return out
 
-    def predict_proba(self, bags: Iterable[Sequence[Mapping[str, Any]]], *, batch_size: int | None = None) -> np.ndarray:
+    def predict_proba(self, bags: Iterable[Sequence[Mapping[str, Any]]], *, batch_size: int | None = None,
+                      unmentioned: str = "refuse", skipped: list | None = None) -> np.ndarray:
         """[bags, relations] probabilities (columns in ``relations`` order, NA first); with the
-        attention selector relation r's score comes from the bag attended with r's query."""
-        from relext.bags import SplitRows, evaluation_bags
+        attention selector relation r's score comes from the bag attended with r's query. A
+        sentence without its head or tail is refused, or (``unmentioned="skip"``) left out and
+        named in ``skipped``; a bag left empty has a row of NaN."""
+        from relext.bags import evaluation_bags
         from relext.data import PreparedSplit
         from relext.encoders import featurize
         from relext.train import featurize_options, predict_proba
 
         bags = [list(b) for b in bags]
-        rows = _split_rows(bags)
+        rows, kept = _split_rows(bags, unmentioned=unmentioned, skipped=skipped)
+        out = np.full((len(bags), len(self.relations)), np.nan)
+        if not kept:
+            return out
         table = featurize(self.config.encoder, rows.tokens, rows.head_span, rows.tail_span, vocab=self.vocab,
                           max_length=self.config.max_length, **featurize_options(self.config))
         prepared = PreparedSplit("infer", rows, table, evaluation_bags(rows))
-        if len(prepared.bags) != len(bags):  # pragma: no cover - one entity id per bag
+        if len(prepared.bags) != len(kept):  # pragma: no cover - one entity id per bag
             raise RuntimeError("bag grouping went wrong")
-        return predict_proba(self.model, prepared, batch_size or self.config.eval_batch_size)
+        out[kept] = predict_proba(self.model, prepared, batch_size or self.config.eval_batch_size)
+        return out
 
     # ---- benchmark splits and files (through relext.predict / relext.extract) -------------
     def predict_split(self, split: str, *, dataset=None) -> list[dict]:
@@ -236,14 +249,22 @@ def _tokens_of(item: Mapping[str, Any], where: str) -> tuple[list[str], list[tup
     return tokens, spans, names
 
 
-def _split_rows(bags: list[list[Mapping[str, Any]]]):
-    """A :class:`relext.bags.SplitRows` with one entity id per bag (relation unknown: NA)."""
+UNMENTIONED = ("refuse", "skip")
+
+
+def _split_rows(bags: list[list[Mapping[str, Any]]], *, unmentioned: str = "refuse", skipped: list | None = None):
+    """(:class:`relext.bags.SplitRows` with one entity id per kept bag (relation unknown: NA), the
+    indices of the kept bags). Sentences that do not mention their head or tail are refused or
+    skipped (``unmentioned``); a bag without sentences left is not kept."""
     from relext.bags import SplitRows
     from wikigenderbias.spans import locate
 
+    if unmentioned not in UNMENTIONED:
+        raise ValueError(f"unmentioned must be one of {UNMENTIONED}, got {unmentioned!r}")
     if not bags:
         raise ValueError("no bags to score")
     entity, sid, heads, tails, tokens, hs, ts = [], [], [], [], [], [], []
+    kept: list[int] = []
     for b, bag in enumerate(bags):
         if not bag:
             raise ValueError(f"bag {b}: empty (a bag needs at least one sentence)")
@@ -253,6 +274,19 @@ def _split_rows(bags: list[list[Mapping[str, Any]]]):
             if spans[0] is None or spans[1] is None:
                 found = locate(toks, names[0], names[1], "NA")
                 spans = [spans[0] or tuple(found.head_span), spans[1] or tuple(found.tail_span)]
+            missing = [f"{role} {name!r}" if name else role
+                       for role, name, span in (("head", names[0], spans[0]), ("tail", names[1], spans[1]))
+                       if tuple(span) == NOT_LOCATED]
+            if missing:
+                if unmentioned == "refuse":
+                    raise ValueError(f"{where}: the sentence does not mention its {' nor its '.join(missing)}, so "
+                                     "it says nothing about the pair; give a sentence that names both (or their "
+                                     "'pos'), or skip such sentences (unmentioned='skip', --unmentioned skip)")
+                if skipped is not None:
+                    skipped.append(f"{where}: no {' and no '.join(missing)}")
+                continue
+            if not kept or kept[-1] != b:
+                kept.append(b)
             entity.append(f"bag-{b}")
             sid.append(f"bag-{b}-{i}")
             # one (head, tail) key per bag, whatever names its items carry
@@ -264,4 +298,5 @@ def _split_rows(bags: list[list[Mapping[str, Any]]]):
     n = len(tokens)
     return SplitRows(name="infer", entity_id=entity, sentence_id=sid, head=heads, tail=tails,
                      relation=np.zeros(n, np.int64), gender=np.zeros(n, np.int64), tokens=tokens,
-                     head_span=np.asarray(hs, np.int64).reshape(n, 2), tail_span=np.asarray(ts, np.int64).reshape(n, 2))
+                     head_span=np.asarray(hs, np.int64).reshape(n, 2),
+                     tail_span=np.asarray(ts, np.int64).reshape(n, 2)), kept

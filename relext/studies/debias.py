@@ -63,6 +63,10 @@ class DebiasStudyConfig:
     #: where run directories live (default OUT/runs); several study folders may share one, so that
     #: parts of a study can train in parallel processes and one folder aggregates them
     runs_dir: str | None = None
+    #: person-level cross-fitting (relext.crossfit): None = the test protocol; K = K fold runs
+    #: per variant and seed, every person of the benchmark predicted once
+    folds: int | None = None
+    fold_seed: int = 0
 
     def __post_init__(self) -> None:
         if self.train_articles is not None and self.train_articles < 1:
@@ -93,7 +97,8 @@ class DebiasStudyConfig:
                           epochs=self.epochs, train_overrides=dict(self.train_overrides),
                           threshold_mode=self.threshold_mode, n_resamples=self.n_resamples,
                           confidence=self.confidence, bootstrap_seed=self.bootstrap_seed,
-                          runs_dir=self.runs_dir, seeds_by_encoder=dict(self.variant_seeds))
+                          runs_dir=self.runs_dir, seeds_by_encoder=dict(self.variant_seeds),
+                          folds=self.folds, fold_seed=self.fold_seed)
 
 
 def methods_of(variant: str) -> list[str]:
@@ -175,31 +180,38 @@ def _model_version(pkg: str) -> str | None:
 
 
 def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, predict_fn=None,
-              dataset=None, progress: bool = True, plots: bool = True, train: bool = True) -> dict:
-    """Train/evaluate every (variant, seed) not done yet; write the study report."""
+              dataset=None, progress: bool = True, plots: bool = True, train: bool = True,
+              executor=None) -> dict:
+    """Train/evaluate every (variant, seed) not done yet; write the study report. ``executor``: where
+    the runs train (:class:`wgbcore.executor.ExecutorConfig`; default serial)."""
     from relext.grid import run_grid
+    from relext.grid_exec import checked_configs
     from wgbcore.atomicio import atomic_write_json
 
     out = Path(out)
+    make = make_config_for(config)
+    grid = config.grid_config()  # every run's config checked: bad names, fields, values fail before any work
+    checked_configs(grid.runs(), lambda r: make(encoder=r.encoder, selector=r.selector, seed=r.seed,
+                                                epochs=config.epochs, **config.train_overrides,
+                                                **grid.fold_overrides(r)))
     out.mkdir(parents=True, exist_ok=True)
     done = out / "DONE"
     if done.exists():
         done.unlink()  # a rerun (e.g. with more seeds) is not done until it finishes
-    make = make_config_for(config)
-    for v in config.variants:  # bad names and fields fail before any training
-        make(encoder=v, selector=config.selector, seed=config.seeds[0], epochs=config.epochs,
-             **config.train_overrides)
     atomic_write_json(out / "study.json", config.to_dict())
     atomic_write_json(out / "variants.json", describe_variants(config.variants))
-    if config.train_articles is not None:
-        from relext.data import load_dataset_dict
+    loader = None
+    if config.train_articles is not None and dataset is not None:
+        dataset = subsample_train(dataset, config.train_articles, seed=config.subsample_seed)
+    elif config.train_articles is not None:  # each worker loads and cuts the data itself
+        import functools
 
-        dataset = subsample_train(load_dataset_dict(config.train_overrides.get("dataset"), dataset),
-                                  config.train_articles, seed=config.subsample_seed)
+        loader = functools.partial(subsampled_dataset, config.train_overrides.get("dataset"),
+                                   config.train_articles, config.subsample_seed)
     t0 = time.time()
-    summary = run_grid(config.grid_config(), out, train_fn=train_fn, make_config=make,
+    summary = run_grid(grid, out, train_fn=train_fn, make_config=make,
                        predict_fn=predict_fn, dataset=dataset, progress=progress, plots=plots, train=train,
-                       design=False)
+                       design=False, executor=executor, dataset_loader=loader)
     summary = finish_report(config, out, summary, seconds=time.time() - t0)
     meta = summary["meta"]
     if meta["runs_evaluated"] == meta["n_runs"] and not meta["runs_failed"]:
@@ -207,6 +219,14 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
 
         atomic_write_text(done, time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
     return summary
+
+
+def subsampled_dataset(path: str | None, n_articles: int, seed: int = 0):
+    """The benchmark at ``path`` (None: the embedded release) with its training split cut to
+    ``n_articles`` articles: the loader each worker of a ``train_articles`` study calls."""
+    from relext.data import load_dataset_dict
+
+    return subsample_train(load_dataset_dict(path), n_articles, seed=seed)
 
 
 def subsample_train(dsdict, n_articles: int, *, seed: int = 0):
@@ -227,33 +247,16 @@ def subsample_train(dsdict, n_articles: int, *, seed: int = 0):
 # --------------------------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------------------------
-def _gap(c: dict, rel: str, metric: str = "f1") -> float | None:
-    d = c["gaps"].get(metric, {}).get(rel)
-    return None if d is None else d["mean"]
-
-
-def _mean_abs_gap(c: dict, metric: str = "f1") -> float:
-    from wikigenderbias.schema import POSITIVE_RELATIONS
-
-    vals = [abs(g) for r in POSITIVE_RELATIONS if (g := _gap(c, r, metric)) is not None]
-    return sum(vals) / len(vals) if vals else float("nan")
-
-
 def _pooled_f1(c: dict) -> float:
     return c["micro_f1"].get("pooled", {}).get("mean", float("nan"))
 
 
-def study_runs(config: DebiasStudyConfig, out: Path) -> dict[tuple[str, int], Path]:
-    """(variant, seed) -> run directory of every finished run with per-entity counts."""
-    from relext.evaluate import ENTITY_COUNTS
+def study_runs(config: DebiasStudyConfig, out: Path) -> dict[tuple[str, int], Path | list[Path]]:
+    """(variant, seed) -> run directory of every finished run with per-entity counts (cross-fitted:
+    the list of its fold run directories, for seeds whose every fold is finished)."""
+    from relext.grid import finished_runs
 
-    grid = config.grid_config()
-    found = {}
-    for r in grid.runs():
-        d = grid.run_dir(out, r)
-        if (d / "DONE").exists() and (d / ENTITY_COUNTS).exists():
-            found[(r.encoder, r.seed)] = d
-    return found
+    return finished_runs(config.grid_config(), out, key=lambda r: (r.encoder, r.seed))
 
 
 #: Bootstrap replicates of the design layer (seed x entity) for the study's verdicts.
@@ -266,7 +269,9 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
     gap with its combined interval (Benjamini-Hochberg flags), from the finished runs."""
     from relext.studies.claims import claim_specs, design_for_runs, evaluate_claims, gap_flags, half_split
 
-    runs = study_runs(config, out)
+    from relext.grid_exec import split_readable
+
+    runs, _ = split_readable(study_runs(config, out))  # unreadable count files: named in meta.runs_unreadable
     if not runs:
         return {}
     design = design_for_runs(runs, rule=rule, n_resamples=n_resamples, seed=config.bootstrap_seed)
@@ -292,7 +297,8 @@ def trained_embedding_bias(config: DebiasStudyConfig, out: Path, *, n_permutatio
     from relext.studies.embedding import study_embedding_bias
 
     keep = [v for v in config.variants if v == "none" or (methods_of(v) and set(methods_of(v)) == {"hard_debias"})]
-    runs = {k: d for k, d in study_runs(config, out).items() if k[0] in keep}
+    # cross-fitted: the first fold's run stands for its seed (its Word2Vec saw 4/5 of the persons)
+    runs = {k: (d[0] if isinstance(d, list) else d) for k, d in study_runs(config, out).items() if k[0] in keep}
     return study_embedding_bias(runs, n_permutations=n_permutations, progress=False) if runs else {}
 
 
@@ -335,7 +341,13 @@ def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, second
     from wgbcore.atomicio import atomic_write_json
 
     summary["design_report"] = design_report(config, out)
-    summary["findings"] = verdict_lines(summary["design_report"])
+    from relext.grid_exec import missing_line
+
+    meta = summary["meta"]
+    summary["findings"] = verdict_lines(summary["design_report"]) + [x for x in [missing_line(
+        meta.get("runs_missing", []), meta["n_runs"], meta.get("runs_unreadable", {}))] if x]
+    if summary["design_report"]:
+        summary["design_report"]["missing_runs"] = meta.get("runs_missing", [])
     summary["embedding_bias_trained"] = trained_embedding_bias(config, out)
     summary["meta"]["study"] = config.to_dict()
     summary["meta"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]

@@ -22,8 +22,15 @@ def embedding_bias_table(doc, rep: dict[str, Any]):
                       "own direction: initial -> trained", "WEAT d (first test): initial -> trained"], rows)
 
 
+def _mean_abs_gap(c: dict, metric: str = "f1") -> float:
+    """Mean |gap| over the positive relations of one summary row (its seed means)."""
+    from wikigenderbias.schema import POSITIVE_RELATIONS
+
+    vals = [abs(d["mean"]) for r in POSITIVE_RELATIONS if (d := c["gaps"].get(metric, {}).get(r)) is not None]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
 def study_document(config, summary: dict, variants_info: dict, *, images: bool = True):
-    from relext.studies.debias import _mean_abs_gap
     from wgbcore.render import Document
     from wikigenderbias.schema import POSITIVE_RELATIONS
 

@@ -108,7 +108,7 @@ def test_cli_quick_profile_and_bad_variant(tmp_path, monkeypatch):
 
     seen = {}
 
-    def fake_run_study(config, out, progress=True, train=True):
+    def fake_run_study(config, out, progress=True, train=True, executor=None):
         seen["config"] = config
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.md").write_text("# report\n")

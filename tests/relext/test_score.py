@@ -154,3 +154,49 @@ def test_cli_score(tmp_path):
     bad = _write(tmp_path / "bad.jsonl", [{"bag_id": "x"}])
     res = CliRunner().invoke(cli, ["re", "score", str(bad)])
     assert res.exit_code != 0 and "bad.jsonl:1: missing field 'entity_id'" in res.output
+
+
+# --------------------------------------------------------------------------------------------
+# Cross-fitted prediction sets: a folder of fold<k> sets, persons disjoint across folds
+# --------------------------------------------------------------------------------------------
+def _fold_set(root, seed, folds=3, acc=(0.9, 0.6)):
+    import json as _json
+
+    from support.relext_data import synthetic_predictions
+
+    for k in range(folds):
+        d = root / f"fold{k}"
+        d.mkdir(parents=True)
+        for split, a in (("male_test", acc[0]), ("female_test", acc[1])):
+            rows = synthetic_predictions(split, n_entities=10, accuracy=a, seed=seed * 100 + k)
+            for r in rows:   # persons of fold k only
+                r["entity_id"] = f"f{k}-{r['entity_id']}"
+            (d / f"{split}.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+def test_cross_fitted_sets_join_their_folds(tmp_path):
+    from relext.score import fold_sets, read_run, score_files
+
+    sets = [_fold_set(tmp_path / f"seed{s}", s) for s in range(3)]
+    assert [k for k, _ in fold_sets(sets[0])] == [0, 1, 2]
+    run = read_run(sets[0])
+    assert set(run.folds.tolist()) == {0, 1, 2} and len(set(run.entity_ids.tolist())) == 60
+    rep = score_files(sets, n_resamples=200)
+    assert rep.n_entities == {"female": 30, "male": 30}
+    micro = next(g for g in rep.gaps if g.relation == "micro")
+    assert micro.gap > 0 and micro.n_runs == 3
+
+
+def test_cross_fitted_sets_refuse_a_person_in_two_folds(tmp_path):
+    import shutil
+
+    from relext.score import read_run
+
+    root = _fold_set(tmp_path / "s", 0)
+    shutil.copy(root / "fold0" / "male_test.jsonl", root / "fold1" / "male_test.jsonl")
+    with pytest.raises(ValueError, match="predicted in fold 0 and fold 1"):
+        read_run(root)
+    (root / "fold7").mkdir()
+    with pytest.raises(ValueError, match="fold0 .. fold<K-1>"):
+        read_run(root)

@@ -56,8 +56,9 @@ def dumps(tmp_path, people: list[tuple[str, str, str]]) -> tuple[str, str]:
     return str(nt), str(xml)
 
 
-def records(tmp_path, people, config: DistantConfig = DistantConfig(), stats=None) -> dict[str, dict]:
-    """Entity records of ``people`` through the build's readers and rules."""
+def records(tmp_path, people, config: DistantConfig = DistantConfig(require_head=True), stats=None) -> dict[str, dict]:
+    """Entity records of ``people`` through the build's readers and rules (by default the stricter
+    ``--require-head`` rule, whose head forms these tests are about)."""
     nt, xml = dumps(tmp_path, people)
     index = read_facts([nt], progress=False)
     out = {}
@@ -155,7 +156,7 @@ def test_a_spouse_sharing_the_surname_is_found_by_the_other_name_parts(tmp_path)
     # "Liu was released": the shared surname names the head, not the spouse; "he married Liu Xia": the
     # "Liu" of the spouse's name is not a mention of the head
     assert rec[("spouse", "Liu Xia")] == ["Liu Xiaobo married Liu Xia in 1996 ."]
-    rec = records(tmp_path, people, DistantConfig(pronouns=True))["Liu Xiaobo"]
+    rec = records(tmp_path, people, DistantConfig(require_head=True, pronouns=True))["Liu Xiaobo"]
     assert rec[("spouse", "Liu Xia")] == ["Liu Xiaobo married Liu Xia in 1996 .", "In 1996 , he married Liu Xia , a poet ."]
     assert ("Liu",) not in {f.tokens for f in tail_forms("Liu Xia", "spouse", "Liu Xiaobo")}
     assert ("Al", "Fox") in {f.tokens for f in tail_forms("Al Fox", "spouse", "Eve Fox")}  # a particle is no shared word
@@ -248,10 +249,10 @@ def test_cli_require_head_flag_and_the_card_of_a_build(tmp_path, caplog):
     args = ["data", "build", "--dbpedia", nt, "--wikipedia", xml, "--train", "2", "--validation", "2",
             "--test", "2", "--seed", "0", "--quiet"]
     outs = {}
-    for flag in ("--require-head", "--no-require-head"):
-        outs[flag] = out = tmp_path / flag.strip("-")
+    for flag in ("--require-head", "--no-require-head", "(no rule flag)"):
+        outs[flag] = out = tmp_path / flag.strip("-()").replace(" ", "_")
         with caplog.at_level(logging.WARNING, logger="wikigenderbias.card"):
-            r = CliRunner().invoke(cli, [*args, flag, "--out", str(out)])
+            r = CliRunner().invoke(cli, [*args, *([flag] if flag.startswith("--") else []), "--out", str(out)])
         assert r.exit_code == 0, r.output
         report = json.loads((out / "report.json").read_text())
         assert report["config"]["distant"]["require_head"] is (flag == "--require-head")
@@ -283,6 +284,13 @@ def test_cli_require_head_flag_and_the_card_of_a_build(tmp_path, caplog):
     assert "article that mentions the tail of a relation is an example" in built["--no-require-head"]
     assert "mentions the person" not in built["--no-require-head"]
     assert "mentions the person by name and the tail of a relation" in built["--require-head"]
+    # without a rule flag the build takes the paper's rule (issue #31), and its card says so
+    assert spouse_rows(outs["(no rule flag)"]) == spouse_rows(outs["--no-require-head"])
+    assert "Selection rule: the paper's (the default)." in built["(no rule flag)"]
+    assert "Selection rule: `--require-head`, stricter than the paper's" in built["--require-head"]
+    strict_card = (outs["--require-head"] / "README.md").read_text()
+    assert "only if it also names the person (`--require-head`, stricter than the paper's rule)" in strict_card
+    assert "(the paper's rule: any sentence of the person's article" in card
     assert "## Warnings" in card and "relation class `NA` has no example" in card
     assert any("relation class `NA` has no example" in rec.getMessage() for rec in caplog.records)
 

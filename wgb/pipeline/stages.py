@@ -71,6 +71,7 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
     _record_study(out, cfg, s)
     t_start = time.perf_counter()
     dataset = wikigenderbias.load(path=cfg.dataset)
+    _check_data(out, cfg, dataset)  # finished stages are reused only over the same rows
     variants = cfg.variants()
     graphs = ["gold", *variants]
     seeds = cfg.all_seeds()
@@ -105,6 +106,28 @@ def _record_study(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:
                              "use another --out or delete it")
     else:
         atomic_write_json(saved, {**record, "provenance": provenance(seed=cfg.all_seeds()[0])})
+
+
+def _check_data(out: Path, cfg: PipelineConfig, dataset) -> None:
+    """``out/data.json``: the content hash of every split the folder's stages ran on
+    (:mod:`wikigenderbias.content`). Finished stages over other rows (the dataset at the same path
+    replaced or relabelled) are refused, as are finished stages with no such record."""
+    from wikigenderbias.content import dataset_sha256
+
+    name = str(cfg.dataset) if cfg.dataset else "the embedded release"
+    saved = out / "data.json"
+    now = {"dataset": name, "splits": dataset_sha256(dataset, source=name)}
+    if saved.exists():
+        prev = json.loads(saved.read_text()).get("splits") or {}
+        changed = sorted(k for k in set(prev) | set(now["splits"]) if prev.get(k) != now["splits"].get(k))
+        if changed:
+            raise ValueError(f"{out}: its stages ran on other data than {name} holds now (split(s) {changed} "
+                             f"differ from {saved}); use another --out or delete {out}")
+    elif any(out.glob("**/stages/*.done")):
+        raise ValueError(f"{out}: finished stages but no record of the data they ran on ({saved} missing, an "
+                         f"older wgb), so they cannot be checked against {name}; use another --out or delete {out}")
+    else:
+        atomic_write_json(saved, now)
 
 
 def _record_config(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:

@@ -24,8 +24,14 @@ def _check_spec(spec) -> None:
                          f"(got a={spec.a!r}, b={spec.b!r})")
 
 
+class _TwoValues:
+    def check(self, view, model, spec) -> None:
+        """Du et al.'s measures need both attribute values (checked before any measure runs)."""
+        _check_spec(spec)
+
+
 @dataclass
-class DuGroupBias:
+class DuGroupBias(_TwoValues):
     """Registered as ``du_group``: B_gr per occupation (rows with counts C_a, C_b)."""
 
     min_count: int = 1
@@ -43,7 +49,7 @@ class DuGroupBias:
 
 
 @dataclass
-class DuIndividualBias:
+class DuIndividualBias(_TwoValues):
     """Registered as ``du_individual`` (gender-weighted average of B_in per occupation, §3.3) and
     ``du_individual_vanilla`` (``weighted=False``: plain mean)."""
 

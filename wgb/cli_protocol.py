@@ -1,0 +1,31 @@
+"""The evaluation-protocol options shared by every command that trains or scores many runs:
+``--protocol test|crossfit``, ``--folds K``, ``--fold-seed S`` (see :mod:`relext.crossfit`)."""
+from __future__ import annotations
+
+import click
+
+
+def protocol_options(f):
+    """Add ``--protocol``, ``--folds`` and ``--fold-seed``; the command receives ``folds`` (None for
+    the test protocol, K for crossfit) and ``fold_seed``."""
+    f = click.option("--fold-seed", type=int, default=0, show_default=True,
+                     help="Seed that deals the persons into folds (crossfit only).")(f)
+    f = click.option("--folds", type=click.IntRange(min=2), default=None,
+                     help="Number of person-disjoint folds under --protocol crossfit [default: 5].")(f)
+    f = click.option("--protocol", type=click.Choice(["test", "crossfit"]), default="test", show_default=True,
+                     callback=None,
+                     help="test: train on the release's train split, judge on its 523 annotated test "
+                          "persons. crossfit: every person of the benchmark held out once in K folds and "
+                          "predicted by a model that never saw them; reports give the test persons and "
+                          "the distant-labelled rest side by side.")(f)
+    return f
+
+
+def resolve_folds(protocol: str, folds: int | None) -> int | None:
+    """K for crossfit, None for the test protocol (``--folds`` without crossfit is an error)."""
+    from relext.crossfit import parse_protocol
+
+    try:
+        return parse_protocol(protocol, folds)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--protocol/--folds") from None
