@@ -334,9 +334,10 @@ def load_triples_jsonl(path: str | os.PathLike, min_score: float | None = None, 
                 if not isinstance(v, str) or not v.strip():
                     raise GraphFormatError(f"{where}: field {key!r} missing or not a non-empty string")
             score = obj.get("score")
-            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                                      or not math.isfinite(score)):
-                raise GraphFormatError(f"{where}: field 'score' must be a finite number, got {score!r}")
+            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+                raise GraphFormatError(f"{where}: field 'score' is not a number: {score!r}")
+            if score is not None and not math.isfinite(score):
+                raise GraphFormatError(f"{where}: field 'score' is not a finite number: {score!r}")
             # whitespace runs (tabs and newlines included, which graph dirs cannot hold) become one
             # space: e.g. the release's spouse tail "Donna Courtney \nNancy Courtney"
             head, relation, tail = (" ".join(obj[k].split()) for k in ("head", "relation", "tail"))

@@ -222,7 +222,7 @@ def power_needs(est: Estimate, *, alpha_level: float, power: float = 0.8, max_se
     m = m if m is not None and m <= max_articles else None
     n = None
     if seeds_alone:
-        n = max(math.ceil((var - floor) * est.n_seeds / (need - floor)), 2)
+        n = max(math.ceil((var - floor) * est.n_seeds / (need - floor) - 1e-9), 2)
         if n > max_seeds:
             n = None
     needs = ("seeds or articles" if seeds_alone and articles_alone else "seeds" if seeds_alone

@@ -1,7 +1,8 @@
-"""Write the README's generated blocks from the committed results files (never retype a number).
+"""Write the generated blocks of the README and the docs from the committed results files (never retype a number).
 
 A block sits between ``<!-- BEGIN generated:NAME -->`` and ``<!-- END generated:NAME -->`` in
-README.md or a results README; this script rewrites its body from the results file it names:
+README.md, a page under docs/ or a results README; this script rewrites its body from the results
+file it names:
 
     python scripts/readme_tables.py           # rewrite every block
     python scripts/readme_tables.py --check   # exit 1 when a block differs from its source (a test runs this)
@@ -207,22 +208,44 @@ def kge_du_to_target(src: str = "benchmarks/results/kge_du_validation.json") -> 
     return "\n".join(out).rstrip()
 
 
+def crossfit_blocks() -> dict:
+    """The power-plan and label-noise blocks of docs/guide/debiasing.md, as scripts/study/power_plan.py writes them."""
+    def block(name: str):
+        def body() -> str:
+            sys.path.insert(0, str(ROOT))
+            from study.power_plan import docs_blocks  # noqa: E402 (scripts/study/power_plan.py)
+
+            return docs_blocks(ROOT / "results" / "re_crossfit")[name].rstrip("\n")
+        return body
+    return {"power-plan": block("power-plan"), "label-noise": block("label-noise")}
+
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from readme_blocks_bench import BLOCKS as BENCH_BLOCKS  # noqa: E402
+from readme_blocks_headline import BLOCKS as HEADLINE_BLOCKS  # noqa: E402
 
-BLOCKS = {**BENCH_BLOCKS, "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-quick": wgb_run_quick, "anonymize-label-blind": anonymize_label_blind,
+BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-quick": wgb_run_quick, "anonymize-label-blind": anonymize_label_blind,
           "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
 FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md",
          "results/re_grid_cnn_pcnn/README.md"]
+
+
+def files() -> list[str]:
+    """FILES and every page of the docs site."""
+    return FILES + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
 PATTERN = re.compile(r"(<!-- BEGIN generated:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END generated:(?P=name) -->)",
                      re.S)
+
+
+class UnknownBlock(Exception):
+    """A block name no generator in BLOCKS writes."""
 
 
 def render(text: str) -> str:
     def sub(m: re.Match) -> str:
         name = m.group("name")
         if name not in BLOCKS:
-            raise SystemExit(f"unknown generated block {name!r}; known: {sorted(BLOCKS)}")
+            raise UnknownBlock(f"unknown generated block {name!r}; known: {sorted(BLOCKS)}")
         return m.group(1) + BLOCKS[name]() + "\n" + m.group(4)
 
     return PATTERN.sub(sub, text)
@@ -232,21 +255,29 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="report stale blocks, change nothing")
     args = ap.parse_args(argv)
-    stale = []
-    for rel in FILES:
+    sys.path.insert(0, str(ROOT))
+    from wgbcore.atomicio import atomic_write_text
+
+    stale, unknown = [], []
+    for rel in files():
         path = ROOT / rel
         if not path.exists():
             continue
         old = path.read_text(encoding="utf-8")
-        new = render(old)
+        try:
+            new = render(old)
+        except UnknownBlock as e:  # the other files are still written
+            unknown.append(f"{rel}: {e}")
+            continue
         if new != old:
             stale.append(rel)
             if not args.check:
-                path.write_text(new, encoding="utf-8")
+                atomic_write_text(path, new)
+    for line in unknown:
+        print(line, file=sys.stderr)
     if args.check and stale:
         print(f"stale generated blocks in {stale}: run python scripts/readme_tables.py", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if unknown or (args.check and stale) else 0
 
 
 if __name__ == "__main__":

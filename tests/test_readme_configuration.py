@@ -1,4 +1,4 @@
-"""README's "## Configuration" section: its key tables are generated from the config classes
+"""The docs site's configuration page (docs/configuration.md) is generated from the config classes
 (never typed). Regenerate after changing a config class with
 
     .venv/bin/python tests/test_readme_configuration.py --write
@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEADING = "## Configuration\n"
-NEXT = "## Errors, safety and resuming\n"
+PAGE = ROOT / "docs" / "configuration.md"
 
 INTRO = """\
+# Configuration
+
+<!-- Generated from the config classes by tests/test_readme_configuration.py --write; do not edit. -->
+
 Every `--config` file (`wgb re train`, `wgb kge train`, `wgb data build`) is YAML (`.yaml`, `.yml`)
 or JSON (any other name; a run's `config.json` works), read by `wgbcore.config`: unknown keys and
 values of the wrong type are one-line errors naming the file and key, and options given on the
@@ -25,31 +28,39 @@ results under `$WGB_CACHE` (default `~/.cache/wgb`; `wgb re train --cache-dir` f
 
 
 def render() -> str:
-    """The body of the section (after its heading)."""
+    """The whole page."""
+    from kge.train import EmbeddingConfig
     from relext.train import TrainConfig
     from wgb.pipeline.config import PROFILES
     from wgbcore.config import fields_markdown, markdown_table
+    from wikigenderbias.distant import DistantConfig
+    from wikigenderbias.split import SplitConfig
 
     profiles = list(PROFILES)
     keys = list(PROFILES[profiles[0]])
     run = markdown_table(["key", *profiles], ([f"`{k}`", *(f"`{PROFILES[p][k]}`" for p in profiles)] for k in keys))
-    train = fields_markdown(TrainConfig)
-    return (f"\n{INTRO}\n`wgb run --set KEY=VALUE`: the profile's settings (`--profile tiny|quick|full`).\n\n{run}\n\n"
+    return (f"{INTRO}\n## `wgb run`\n\n`wgb run --set KEY=VALUE`: the profile's settings (`--profile tiny|quick|full`).\n\n"
+            f"{run}\n\n## Extractors: `wgb re train`, `wgb re grid`, `wgb re debias-grid`\n\n"
             "`wgb re grid --set` and `wgb re debias-grid --set`: fields of `relext.train.TrainConfig` for every\n"
             "run (also the keys of a `wgb re train --config` file; the commands' own options, such as\n"
-            "`--encoder` or `--epochs`, set theirs).\n\n<details><summary>TrainConfig keys</summary>\n\n"
-            f"{train}\n\n</details>\n\n")
+            "`--encoder` or `--epochs`, set theirs).\n\n"
+            f"{fields_markdown(TrainConfig)}\n\n## Embeddings: `wgb kge train`\n\n"
+            "The keys of a `wgb kge train --config` file: fields of `kge.train.EmbeddingConfig` (a `--profile`\n"
+            "sets several at once; options given on the command line override both).\n\n"
+            f"{fields_markdown(EmbeddingConfig)}\n\n## Building: `wgb data build`\n\n"
+            "A `wgb data build --config` file holds the build's options (`dbpedia`, `wikipedia`, `out`, `workers`,\n"
+            "`executor`, `require`, ...) and two sections. `distant:` the selection rules, fields of\n"
+            "`wikigenderbias.distant.DistantConfig` (`require_head: false` is the paper's rule):\n\n"
+            f"{fields_markdown(DistantConfig)}\n\n`split:` fields of `wikigenderbias.split.SplitConfig`:\n\n"
+            f"{fields_markdown(SplitConfig)}\n")
 
 
-def section_of(text: str) -> str:
-    start = text.index(HEADING) + len(HEADING)
-    return text[start:text.index(NEXT, start)]
+def test_configuration_page_is_generated_from_the_config_classes():
+    assert PAGE.read_text(encoding="utf-8") == render(), "rerun: python tests/test_readme_configuration.py --write"
 
 
-def test_configuration_section_is_generated_from_the_config_classes():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert text.index(HEADING) < text.index(NEXT)
-    assert section_of(text) == render(), "rerun: python tests/test_readme_configuration.py --write"
+def test_the_page_shows_the_paper_rule_as_the_build_default():
+    assert "| `require_head` | `bool` | `false` |" in render()
 
 
 def test_describe_fields_types_and_defaults():
@@ -74,13 +85,9 @@ def test_describe_fields_types_and_defaults():
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    path = ROOT / "README.md"
-    text = path.read_text(encoding="utf-8")
-    if HEADING in text:
-        new = text.replace(HEADING + section_of(text), HEADING + render(), 1)
-    else:
-        new = text.replace(NEXT, HEADING + render() + NEXT, 1)
     if "--write" in sys.argv:
-        path.write_text(new, encoding="utf-8")
+        from wgbcore.atomicio import atomic_write_text
+
+        atomic_write_text(PAGE, render())
     else:
         print(render())

@@ -33,8 +33,18 @@ from wgb.errors import OutputPath, hold_lock
 @click.option("--link-fb13", is_flag=True, help="Link people and places to FB13 by name and add FB13 as background.")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads (default: torch's choice).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--protocol", type=click.Choice(["test", "crossfit"]), default=None,
+              help="test: extract the release's 523 annotated test persons; crossfit: every person of the "
+                   "benchmark, each by a fold model that never saw them [default: crossfit for --profile full, "
+                   "else test].")
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Person-disjoint folds under crossfit.")
+@click.option("--fold-seed", type=int, default=0, show_default=True, help="Deals the persons into folds.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
+              help="A shared store of fold runs (crossfit), e.g. the cross-fitted study's runs folder: a "
+                   "finished run with the same config is reused, not retrained [default: inside OUT].")
 def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset, encoder, selector, debias, kge_model,
-        measures, link_fb13, threads, quiet, kge_engine="ours") -> None:
+        measures, link_fb13, threads, quiet, protocol, folds, fold_seed, runs_dir, kge_engine="ours") -> None:
     """Run the main job: extraction bias -> knowledge graph -> embedding bias, one report.
 
     For each seed: trains the baseline extractor and the debiased one(s) on the benchmark, extracts
@@ -65,7 +75,8 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
         min_count=min_count, dataset=dataset, encoder=encoder, selector=selector,
         debias=[d.strip() for d in debias.split(",") if d.strip()], kge_model=kge_model, kge_engine=kge_engine,
         measures=[m.strip() for m in measures.split(",")] if measures else list(DEFAULT_MEASURES),
-        link_fb13=link_fb13, threads=threads,
+        link_fb13=link_fb13, threads=threads, protocol=protocol, folds=folds, fold_seed=fold_seed,
+        runs_dir=runs_dir,
     )
     try:
         cfg.validate()

@@ -412,12 +412,23 @@ def refresh_card(folder: str | os.PathLike, *, description: str | None = None) -
     card (``README.md``) with it; the data files are not touched. ``description`` defaults to the
     card's own "How it was built" text, else the report's ``description``. Returns the fingerprint.
 
-    For folders written before cards carried a fingerprint, or whose data files were replaced."""
+    For folders written before cards carried a fingerprint, or whose data files were replaced.
+    The data files are checked against the dataset's features first
+    (:func:`wikigenderbias.validate.check_data_files`): a fingerprint is recorded only for data a
+    loader can use."""
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
+    from wgbcore.fileio import reading
+    from wikigenderbias.validate import check_data_files
 
     folder = Path(folder)
+    check_data_files(folder)
     card, report_file = folder / "README.md", folder / "report.json"
-    report = json.loads(report_file.read_text(encoding="utf-8")) if report_file.is_file() else {}
+    report = {}
+    if report_file.is_file():
+        with reading(report_file, "report.json"):
+            report = json.loads(report_file.read_text(encoding="utf-8"))
+        if not isinstance(report, dict):
+            raise ValueError(f"{report_file}: expected a JSON object")
     if description is None:
         description = card_description(card.read_text(encoding="utf-8")) if card.is_file() else None
     if description is None:

@@ -202,23 +202,28 @@ def load(config: str = "sentences", path: str | os.PathLike | None = None, **kwa
         raise ValueError(f"unknown configuration {config!r}; expected one of {CONFIGS}")
     folder = check_folder(path if path is not None else data_dir())
     expected = expected_data(folder, config)
+    from wgbcore.fileio import reading
+
     if expected is None or any(kwargs.get(k) for k in ("data_files", "data_dir", "streaming")):
-        return datasets.load_dataset(str(folder), config, **kwargs)
+        with reading(folder, "benchmark folder"):
+            return datasets.load_dataset(str(folder), config, **kwargs)
     if expected["files"] is None:
         warnings.warn(f"{folder}: report.json and README.md carry no data fingerprint (written by an older "
                       f"wgb), so the `datasets` cache key does not follow the data; loaded rows are checked "
                       f"against the report's counts only. Add one with `wgb data refresh-card --dataset {folder}`",
                       stacklevel=2)
     split = kwargs.get("split")
-    ds = datasets.load_dataset(str(folder), config, **kwargs)
+    with reading(folder, "benchmark folder"):
+        ds = datasets.load_dataset(str(folder), config, **kwargs)
     problems = mismatches(ds, expected, split)
     if problems and kwargs.get("download_mode") not in ("force_redownload", datasets.DownloadMode.FORCE_REDOWNLOAD):
         warnings.warn(f"{folder}: the `datasets` cache served other data ({'; '.join(problems)}); "
                       "loading the folder again without the cache", stacklevel=2)
         # no_checks: datasets would compare the new rows with the split sizes of the stale entry's
         # dataset_info.json (it reads them before rebuilding); the rows are checked here instead
-        ds = datasets.load_dataset(str(folder), config, **{**kwargs, "download_mode": "force_redownload",
-                                                          "verification_mode": "no_checks"})
+        with reading(folder, "benchmark folder"):
+            ds = datasets.load_dataset(str(folder), config, **{**kwargs, "download_mode": "force_redownload",
+                                                              "verification_mode": "no_checks"})
         problems = mismatches(ds, expected, split)
     if problems:
         raise ValueError(f"{folder}: the loaded {config!r} data do not match the folder's report.json: "

@@ -8,10 +8,12 @@ persons (3,665 men, 1,504 women) are judged, each by a model that never saw them
 **Method.** From the committed per-entity counts of a study (``entity_counts.npz`` of each run):
 
 1. :class:`relext.design.Design` estimates each claim (its statistic, its variants paired on the
-   seeds they share, exactly as the study's verdicts) with its combined (seeds x entities) and
-   entity-only (seeds fixed) bootstrap standard errors. The combined variance splits into an
-   *entity part* ``se_entity**2`` (the test persons' sampling noise) and a *seed part*
-   ``se**2 - se_entity**2`` (the models' noise), as in :func:`relext.design.power_plan`.
+   seeds they share, exactly as the study's verdicts) with its combined (seeds x entities),
+   entity-only (seeds fixed) and seed-only bootstrap standard errors: an *entity part*
+   ``se_entity**2`` (the test persons' sampling noise) and a *seed part*
+   ``se_seed**2`` (the seed-only bootstrap's, entities fixed: the models' noise). Both carry the
+   seed x person interaction, so their sum is at least the design's combined variance ``se**2``
+   (conservative); today's MDE is the design's own (``se``), as in the verdicts.
 2. The entity part is **projected to the cross-fitted population** by resampling persons within
    gender *up to* the population's size: each bootstrap replicate draws 3,665 men from the 255 test
    men and 1,504 women from the 268 test women (multinomial weights), and the claim's statistic is
@@ -28,7 +30,7 @@ persons (3,665 men, 1,504 women) are judged, each by a model that never saw them
    at the observed effect ``d`` is ``Phi(|d| / se - z) + Phi(-|d| / se - z)``.
 
 The committed plans are ``results/re_crossfit/plan.{json,md}``
-(``scripts/study/power_plan.py``); :func:`plan_table` renders the table for the docs.
+(``scripts/study/power_plan.py``); :func:`plan_markdown` renders its tables for the docs page.
 """
 from __future__ import annotations
 
@@ -268,8 +270,8 @@ def assumptions(*, planned: int = PLANNED_SEEDS, folds: int = FOLDS) -> list[str
         "no crowd-checked labels and the real distant population may differ: the plan is replaced by measured "
         "MDEs once the cross-fitted runs exist",
         "the entity part is the entity-only bootstrap variance (seeds fixed), the seed part the seed-only bootstrap "
-        "variance (entities fixed) of the design layer; their sum matches the combined bootstrap variance (plan.json "
-        "keeps all three); the seed part falls as 1 / seeds; if the K fold models' noise averaged, it would fall as "
+        "variance (entities fixed) of the design layer; both carry the seed x person interaction, so their sum is at "
+        "least the design's combined variance (conservative; plan.json keeps all three); the seed part falls as 1 / seeds; if the K fold models' noise averaged, it would fall as "
         "1 / (seeds x K) (the optimistic bound, 'if fold models' noise averages')",
         f"MDE at {POWER:.0%} power, two-sided, at Holm's first step alpha / m ({ALPHA} over the m claims of the "
         f"study); the planned seed count is {planned}",
@@ -357,7 +359,8 @@ def add_plan(doc, plan: dict, *, level: int = 2):
         if reach:
             doc.para("Goal reachable with more seeds: " + "; ".join(reach) + ".")
         if out:
-            doc.para("Goal out of reach by seeds (the population's own noise, all 5,169 persons, is above it): "
+            doc.para(f"Goal out of reach by seeds (the population's own noise, all {sum(meta['population'].values()):,} "
+                     "persons, is above it): "
                      + "; ".join(out) + ".")
     return doc
 

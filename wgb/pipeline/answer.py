@@ -46,7 +46,14 @@ class ClaimKind:
     sentence: str              # formatted with the names given to ClaimBook.add
     statistic: str
     direction: int             # fixed here, never from data
-    premises: tuple[str, ...] = ()   # claim ids (formatted like the sentence) that must be supported
+    #: claims that must be supported for this one to apply: (kind, {name: template}) with templates
+    #: formatted like the sentence
+    premises: tuple[tuple[str, dict[str, str]], ...] = ()
+
+
+def claim_id(kind: str, **names: str) -> str:
+    """The id of a claim: its kind and names, e.g. ``reduces_extraction(base=baseline, d=cda)``."""
+    return f"{kind}(" + ", ".join(f"{k}={names[k]}" for k in sorted(names)) + ")"
 
 
 #: Every claim a run can make.
@@ -69,14 +76,16 @@ CLAIMS: dict[str, ClaimKind] = {
     "survives_graph": ClaimKind(
         "debias", "{d}'s reduction survives into the graph: its graph moves the facts-per-person difference "
                   "less towards men than {base}'s",
-        "widening({base}) − widening({d})", 1, ("reduces_extraction:{d}", "widening:{base}")),
+        "widening({base}) − widening({d})", 1,
+        (("reduces_extraction", {"d": "{d}", "base": "{base}"}), ("widening", {"v": "{base}"}))),
     "less_data_excess": ClaimKind(
         "debias", "{d}'s graph carries less gendered data bias than {base}'s (each against a gender-blind "
                   "extractor with its own error counts)",
-        "(mass added − null) of {base} − of {d}", 1, ("data_excess:{base}",)),
+        "(mass added − null) of {base} − of {d}", 1, (("data_excess", {"v": "{base}"}),)),
     "less_embedding": ClaimKind(
         "debias", "{d}'s embeddings carry less {m} bias mass than {base}'s, beyond retraining noise",
-        "(mass added − control) of {base} − of {d}, {m}", 1, ("embedding_excess:{base}:{m}",)),
+        "(mass added − control) of {base} − of {d}, {m}", 1,
+        (("embedding_excess", {"v": "{base}", "m": "{m}"}),)),
 }
 
 
@@ -98,17 +107,18 @@ class ClaimBook:
     def add(self, kind: str, estimate: Estimate, over: str, *, inputs: Sequence[Estimate] = (), **names: str) -> str:
         """Add one claim of ``kind`` about ``estimate``; ``inputs``: the estimates the claim is
         built from or compared with (refused when ``estimate`` is one of them). Returns its id
-        (``kind:<names...>``), by which other claims name it as a premise."""
+        (:func:`claim_id`), by which other claims name it as a premise."""
         k = CLAIMS[kind]
         for i, e in enumerate(inputs):
             if _same(estimate, e):
                 raise TautologyError(f"claim {kind!r} ({k.sentence.format(**names)}): its estimate equals input "
                                      f"{i} ({e.value:+.6g}) by construction; it would test nothing")
-        cid = ":".join([kind, *names.values()])
+        cid = claim_id(kind, **names)
         if any(x["id"] == cid for x in self.entries):
             raise ValueError(f"claim {cid!r} added twice")
         self.entries.append({"id": cid, "question": k.question, "over": over,
-                             "premises": [p.format(**names) for p in k.premises],
+                             "premises": [claim_id(pk, **{a: t.format(**names) for a, t in pn.items()})
+                                          for pk, pn in k.premises],
                              "claim": Claim(k.sentence.format(**names), k.statistic.format(**names), k.direction,
                                             estimate)})
         return cid

@@ -16,10 +16,13 @@ PROFILES: dict[str, dict[str, Any]] = {
     # under 15 minutes on 2 cores
     "quick": {"re_epochs": 3, "word_dim": 50, "hidden": 230, "w2v_epochs": 5, "kge_dim": 50, "kge_epochs": 200,
               "n_resamples": 1000, "kge_batch_size": 1024},
-    # the documented full run
-    "full": {"re_epochs": 15, "word_dim": 50, "hidden": 230, "w2v_epochs": 5, "kge_dim": 100, "kge_epochs": 1000,
+    # the documented full run: cross-fitted over every person of the benchmark by default; its
+    # extractors are the debiasing study's (10 epochs, patience 3), so fold runs are shared
+    "full": {"re_epochs": 10, "word_dim": 50, "hidden": 230, "w2v_epochs": 5, "kge_dim": 100, "kge_epochs": 1000,
              "n_resamples": 1000, "kge_batch_size": 1024},
 }
+#: The protocol of each profile when none is asked for (relext.crossfit).
+DEFAULT_PROTOCOL = {"tiny": "test", "quick": "test", "full": "crossfit"}
 DEFAULT_MEASURES = ("data", "fisher", "bourli_projection")
 TEST_SPLITS = ("male_test", "female_test")
 GENDER_RELATION = "gender"
@@ -45,6 +48,18 @@ class PipelineConfig:
     threads: int | None = None
     min_count: int = MIN_COUNT            # item tables of the report: items held by at least this many persons
     overrides: dict[str, Any] = field(default_factory=dict)   # profile values to change
+    # person-level cross-fitting (relext.crossfit): None = the profile's default protocol
+    protocol: str | None = None          # "test": the release's test persons; "crossfit": every person
+    folds: int = 5
+    fold_seed: int = 0
+    runs_dir: str | None = None          # a shared store of fold runs (e.g. the cross-fitted study's)
+
+    def resolved_protocol(self) -> str:
+        return self.protocol or DEFAULT_PROTOCOL.get(self.profile, "test")
+
+    @property
+    def crossfit(self) -> bool:
+        return self.resolved_protocol() == "crossfit"
 
     def all_seeds(self) -> list[int]:
         return list(self.seeds) if self.seeds is not None else [self.seed]
@@ -59,6 +74,13 @@ class PipelineConfig:
         d = asdict(self)
         if d.get("kge_engine") == "ours":
             d.pop("kge_engine")
+        # the protocol as resolved; the cross-fitting fields only under crossfit, so test-protocol
+        # folders written before they existed still match; where fold runs live is not identity
+        d.pop("runs_dir", None)
+        d["protocol"] = self.resolved_protocol()
+        if d["protocol"] == "test":
+            for k in ("protocol", "folds", "fold_seed"):
+                d.pop(k)
         return d
 
     def study_record(self) -> dict[str, Any]:
@@ -108,6 +130,12 @@ class PipelineConfig:
             raise ValueError(f"threads must be a whole number >= 1, got {self.threads!r}")
         if not 0 <= self.min_score <= 1:
             raise ValueError(f"min_score must be in [0, 1], got {self.min_score!r}")
+        if self.resolved_protocol() not in ("test", "crossfit"):
+            raise ValueError(f"protocol must be 'test' or 'crossfit', got {self.protocol!r}")
+        if self.crossfit:
+            from relext.crossfit import FoldSpec
+
+            FoldSpec(folds=self.folds, fold_seed=self.fold_seed)
         for d in self.debias:
             if d in ("", "none", "baseline"):
                 raise ValueError("--debias names a debiasing method (e.g. cda); the baseline always runs")

@@ -157,7 +157,9 @@ def build_study(seed_dirs: Mapping[int, Path], variants: Sequence[str], head_ent
 
     read = read_triples or read_jsonl
     seeds = sorted(seed_dirs)
-    runs = {(f"extraction:{v}", s): Path(seed_dirs[s]) / "extractors" / v for s in seeds for v in variants}
+    from wgb.pipeline.crossfit import extractor_dirs  # one run, or (crossfit) its fold runs
+
+    runs = {(f"extraction:{v}", s): extractor_dirs(Path(seed_dirs[s]), v) for s in seeds for v in variants}
     ext = StudyCounts.from_runs(runs)
     ids = ext.entity_ids.tolist()
     counts = dict(ext.counts)
@@ -174,7 +176,8 @@ def build_study(seed_dirs: Mapping[int, Path], variants: Sequence[str], head_ent
         universe = sorted({norm(t["tail"]) for ts in graphs.values() for t in ts if t["relation"] == TARGET_RELATION})
         items[s] = universe
         holds[s] = {g: holds_matrix(ts, ids, head_entity, universe) for g, ts in graphs.items()}
-    return Study(StudyCounts(ext.entity_ids, ext.gender, counts), list(variants), seeds, items, holds,
+    return Study(StudyCounts(ext.entity_ids, ext.gender, counts, fold=ext.fold, population=ext.population),
+                 list(variants), seeds, items, holds,
                  {k: v for k, v in unmapped.items() if v})
 
 

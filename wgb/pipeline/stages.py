@@ -81,8 +81,14 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
         log(f"== seed {seed} ({sout})")
         _record_config(sout, scfg, s)
         stages = Stages(sout, log)
-        _extractor_stages(stages, scfg, s, sout, dataset, variants, progress)
-        _triple_stages(stages, scfg, sout, dataset, variants)
+        if cfg.crossfit:  # every person, each extracted by a fold model that never saw them
+            from wgb.pipeline import crossfit
+
+            crossfit.extractor_stages(stages, scfg, s, sout, dataset, variants, progress, log)
+            crossfit.triple_stages(stages, scfg, sout, dataset, variants)
+        else:
+            _extractor_stages(stages, scfg, s, sout, dataset, variants, progress)
+            _triple_stages(stages, scfg, sout, dataset, variants)
         link_reports[seed] = _graph_stages(stages, scfg, s, sout, graphs, log, progress)
     top = Stages(out, log)
     top.run(f"report/seeds-{'-'.join(map(str, seeds))}",
@@ -257,7 +263,9 @@ def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[st
     from wikigenderbias.schema import POSITIVE_RELATIONS
 
     dirs = {seed: seed_dir(out, seed) for seed in seeds}
-    study = build_study(dirs, variants, head_entities(dataset))
+    from wikigenderbias.schema import SPLITS
+
+    study = build_study(dirs, variants, head_entities(dataset, SPLITS if cfg.crossfit else TEST_SPLITS))
     graphs = ["gold", *variants]
     bias = {seed: {g: load_results(d / "bias" / f"{g}.json") for g in graphs} for seed, d in dirs.items()}
     prop = Propagation(study, bias, measures=cfg.measures, n_resamples=s["n_resamples"], bootstrap_seed=0)

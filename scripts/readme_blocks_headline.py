@@ -1,0 +1,86 @@
+"""The README's and the landing page's headline blocks: set-up times and headline results.
+
+Imported by ``scripts/readme_tables.py`` (its ``BLOCKS``); every function returns the body of one
+generated block and reads nothing but the committed results files it names.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SETUP = "results/setup/fresh_copy.json"
+
+
+def _load(rel: str) -> dict:
+    return json.loads((ROOT / rel).read_text(encoding="utf-8"))
+
+
+def setup_times(src: str = SETUP) -> str:
+    """Wall time of the first command's install and of CI's tests on a fresh copy (scripts/record_setup.py)."""
+    if not (ROOT / src).exists():
+        return f"`{src}` is not recorded yet (`python scripts/record_setup.py`)."
+    r = _load(src)
+    i, c = r["install"], r["ci"]
+    t = c["pytest"]
+    skipped = f", {t['skipped']} skipped" if t.get("skipped") else ""
+    return (f"Measured on a fresh copy ({r['cpu_count']} cores, load average {r['loadavg_before'][0]:.1f} at the "
+            f"start and {r['loadavg_after'][0]:.1f} at the end; {r['note']}): the install took "
+            f"{i['wall_seconds']:.0f} s; `.ci/run` (the extras PyKEEN, WEFE, the docs tools and Chromium, "
+            f"`mkdocs build --strict`, then every test) {c['wall_seconds'] / 60:.1f} min, of which the tests "
+            f"{t['seconds'] / 60:.1f} min: {t['passed']} passed{skipped} (`{src}`).")
+
+
+def _run_summary() -> list[str]:
+    a = _load("results/wgb_run/full/report.json")["analysis"]
+    n = len(a["seeds"])
+    return [f"{q['question']} {q['summary']['supported']} supported, {q['summary']['contradicted']} contradicted, "
+            f"{q['summary']['undecided']} undecided" for q in a["answer"]], n
+
+
+def headlines(prefix: str = "docs/") -> str:
+    """One line per result, with the page that has it; ``prefix`` = where the docs pages are."""
+    g = prefix + "guide/"
+    d = _load("benchmarks/results/distant_vs_release.json")
+    paper = next(c for c in d["configs"].values() if not c["config"]["require_head"])
+    strict = next(c for c in d["configs"].values() if c["config"]["require_head"] and not c["config"]["pronouns"])
+    re_speed = _load("benchmarks/results/re_speed.json")
+    grid = _load("results/re_grid/results.json")["variants"]["argmax"]
+    f1 = [c["micro_f1"][s]["mean"] for c in grid for s in ("male_test", "female_test")]
+    study = _load("results/re_debias/study/claims.json")["claims"]
+    decided = [c for c in study if c["verdict"] != "undecided"]
+    kspeed = _load("benchmarks/results/kge_speed_5ep_2t.json")
+    thesis = _load("benchmarks/results/kge_fb13_thesis_range.json")
+    hits = {m["model"]: m["test"]["sides"]["tail"]["hits_at_10"] for m in thesis["models"]}
+    opennre = next(x for x in _load("results/score_opennre/score.json")["gaps"] if x["relation"] == "micro")
+    questions, n_seeds = _run_summary()
+    dec = "; ".join(f"{c['claim']}: {c['verdict']} ({c['value']:+.4f} [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}])"
+                    for c in decided)
+    lines = [
+        f"- **Building from dumps** ([guide]({g}building.md)): the paper's selection rule, now the default, "
+        f"recovers {paper['relations']['spouse']['recall_of_release']:.1%} of the release's spouse sentences and "
+        f"{paper['relations']['birthPlace']['recall_of_release']:.1%} of its birthPlace sentences "
+        f"(`--require-head`: {strict['relations']['spouse']['recall_of_release']:.1%} and "
+        f"{strict['relations']['birthPlace']['recall_of_release']:.1%}).",
+        f"- **Extractors** ([guide]({g}extractors.md)): PCNN+attention trains "
+        f"{re_speed['speedup_vs_opennre']['pcnn+attention']:.1f}x faster than OpenNRE 0.1.1 on "
+        f"{re_speed['threads']} CPU threads; the encoder x selector grid reaches micro F1 {min(f1):.3f}-{max(f1):.3f} "
+        f"on the male and female test articles.",
+        f"- **Debiasing study** ([guide]({g}debiasing.md)): {len(decided)} of {len(study)} of the paper's claims "
+        f"decided at seeds x test articles ({dec}); the others are limited by the size of the test set.",
+        f"- **Scoring any extractor** ([guide]({g}scoring.md)): OpenNRE's PCNN+attention, scored by `wgb re score`, "
+        f"has a micro F1 gap of {opennre['gap']:+.3f} [{opennre['ci_low']:+.3f}, {opennre['ci_high']:+.3f}] "
+        "(male - female).",
+        f"- **Knowledge-graph embeddings** ([guide]({g}kge.md)): TransE trains "
+        f"{kspeed['ratios']['train_triples_per_s_wall']:.1f}x faster than PyKEEN {kspeed['pykeen_version']} on "
+        f"{kspeed['threads']} threads; on FB13 the `range` profile reaches tail Hits@10 {hits['transe']:.3f} (TransE) "
+        f"and {hits['transh']:.3f} (TransH) against the thesis' {thesis['thesis']['transe']['hits_at_10']:.2f} and "
+        f"{thesis['thesis']['transh']['hits_at_10']:.2f}.",
+        f"- **The main job** ([guide]({g}main-job.md)), {n_seeds} seeds: " + " ".join(
+            f"{q}." for q in questions),
+    ]
+    return "\n".join(lines)
+
+
+BLOCKS = {"setup-times": setup_times, "headlines-readme": lambda: headlines("docs/"),
+          "headlines-docs": lambda: headlines("")}

@@ -1,0 +1,118 @@
+"""`wgb run --protocol crossfit` on the tiny profile: every person extracted by a fold model that
+never saw them, both populations in the study, fold runs reused from a cross-fitted study."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from wgb.cli import cli
+
+SIZES = {"train": 24, "validation": 6, "male_test": 6, "female_test": 6}
+FOLDS = 2
+
+
+@pytest.fixture(scope="module")
+def small_benchmark(tmp_path_factory):
+    import wikigenderbias
+    from wikigenderbias.export import write_benchmark
+    from wikigenderbias.schema import GENDERS
+
+    ents = wikigenderbias.load("entities")
+    out = {}
+    for split, k in SIZES.items():
+        rows = ents[split].select(range(k)).to_list()
+        for r in rows:
+            r["gender"] = GENDERS[r["gender"]]
+        out[split] = rows
+    return write_benchmark(tmp_path_factory.mktemp("bench") / "small", out, description="subset", progress=False)
+
+
+def _args(bench, out, *extra):
+    return ["run", "--profile", "tiny", "--protocol", "crossfit", "--folds", str(FOLDS), "--dataset", str(bench),
+            "--out", str(out), "--quiet", "--threads", "1", "--seeds", "0", "--min-count", "1", *extra]
+
+
+@pytest.fixture(scope="module")
+def study_and_run(small_benchmark, tmp_path_factory):
+    """A cross-fitted tiny study (none, cda) into a runs folder, then `wgb run` over the same folder."""
+    root = tmp_path_factory.mktemp("cf")
+    runs = root / "runs"
+    study = ["re", "debias-grid", str(root / "study"), "--variants", "none,cda", "--seeds", "0",
+             "--protocol", "crossfit", "--folds", str(FOLDS), "--runs-dir", str(runs), "--dataset",
+             str(small_benchmark), "--epochs", "1", "--threads", "1", "--quiet", "--resamples", "100",
+             "--set", "word_dim=16", "--set", "hidden=16", "--set", "w2v_epochs=1"]
+    r = CliRunner().invoke(cli, study)
+    assert r.exit_code == 0, r.output
+    stamps = {d.name: (d / "DONE").stat().st_mtime_ns for d in runs.iterdir() if (d / "DONE").exists()}
+    assert len(stamps) == 2 * FOLDS
+    out = root / "run"
+    r = CliRunner().invoke(cli, _args(small_benchmark, out, "--runs-dir", str(runs)))
+    assert r.exit_code == 0, r.output
+    return root, runs, out, stamps
+
+
+def test_every_person_is_extracted_once_by_a_model_that_never_saw_them(study_and_run, small_benchmark):
+    import wikigenderbias
+    from wikigenderbias.schema import SPLITS
+
+    _, runs, out, _ = study_and_run
+    ds = wikigenderbias.load(path=str(small_benchmark))
+    everyone = set().union(*(set(ds[s]["entity_id"]) for s in SPLITS))
+    seen = {}
+    for v in ("baseline", "cda"):
+        rec = json.loads((out / "seed-0" / "extractors" / f"{v}.folds.json").read_text())
+        assert rec["folds"] == FOLDS and len(rec["runs"]) == FOLDS
+        for k, rel in enumerate(rec["runs"]):
+            run = (out / "seed-0" / rel).resolve()
+            cfg = json.loads((run / "config.json").read_text())
+            assert cfg["fold"] == k and cfg["folds"] == FOLDS
+            z = np.load(run / "entity_counts.npz", allow_pickle=False)
+            for e in z["entity_ids"].tolist():
+                assert seen.setdefault((v, e), k) == k
+    held = {e for (v, e) in seen if v == "baseline"}
+    assert held <= everyone and len(held) >= 0.9 * len(everyone)
+    gold = [json.loads(x) for x in (out / "seed-0" / "triples" / "gold.jsonl").read_text().splitlines()]
+    assert {t["source"]["split"] for t in gold} >= {"train", "male_test"}   # every person's facts
+
+
+def test_fold_runs_of_the_study_are_reused_not_retrained(study_and_run):
+    _, runs, out, stamps = study_and_run
+    # the study's runs are the ones wgb run used, and none was trained again
+    for v, name in (("baseline", "none"), ("cda", "cda")):
+        rec = json.loads((out / "seed-0" / "extractors" / f"{v}.folds.json").read_text())
+        used = {(out / "seed-0" / p).resolve() for p in rec["runs"]}
+        assert used == {(runs / f"{name}-attention-seed0-fold{k}").resolve() for k in range(FOLDS)}
+    after = {d.name: (d / "DONE").stat().st_mtime_ns for d in runs.iterdir() if (d / "DONE").exists()}
+    assert after == stamps
+
+
+def test_report_holds_both_populations(study_and_run):
+    _, _, out, _ = study_and_run
+    rep = json.loads((out / "report" / "report.json").read_text())
+    text = json.dumps(rep)
+    assert "crossfit" in text
+
+
+def test_rerun_gives_identical_numbers(study_and_run, small_benchmark):
+    _, runs, out, _ = study_and_run
+    before = (out / "report" / "report.json").read_text()
+    for marker in (out / "stages").glob("report*"):
+        marker.unlink()
+    r = CliRunner().invoke(cli, _args(small_benchmark, out, "--runs-dir", str(runs)))
+    assert r.exit_code == 0, r.output
+    strip = lambda t: {k: v for k, v in json.loads(t).items() if k not in ("timings", "generated", "seconds")}  # noqa: E731
+    assert strip((out / "report" / "report.json").read_text()) == strip(before)
+
+
+def test_a_mismatching_run_in_the_store_is_not_reused(study_and_run, small_benchmark, tmp_path):
+    from wgb.pipeline.config import PipelineConfig
+    from wgb.pipeline.crossfit import fold_run_dir
+
+    _, runs, _, _ = study_and_run
+    cfg = PipelineConfig(profile="tiny", protocol="crossfit", folds=FOLDS, dataset=str(small_benchmark),
+                         threads=1, runs_dir=str(runs), overrides={"re_epochs": 2})
+    d, reused = fold_run_dir(cfg, cfg.settings(), tmp_path, "baseline", 0)
+    assert not reused and d.name.startswith("none-attention-seed0-fold0-")   # the study's folder is not touched
