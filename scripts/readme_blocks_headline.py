@@ -49,6 +49,7 @@ def headlines(prefix: str = "docs/") -> str:
     f1 = [c["micro_f1"][s]["mean"] for c in grid for s in ("male_test", "female_test")]
     study = _load("results/re_debias/study/claims.json")["claims"]
     decided = [c for c in study if c["verdict"] != "undecided"]
+    limited = [c for c in study if c["verdict"] == "undecided" and "no seed count" in (c.get("note") or "")]
     kspeed = _load("benchmarks/results/kge_speed_5ep_2t.json")
     thesis = _load("benchmarks/results/kge_fb13_thesis_range.json")
     hits = {m["model"]: m["test"]["sides"]["tail"]["hits_at_10"] for m in thesis["models"]}
@@ -64,10 +65,11 @@ def headlines(prefix: str = "docs/") -> str:
         f"{strict['relations']['birthPlace']['recall_of_release']:.1%}).",
         f"- **Extractors** ([guide]({g}extractors.md)): PCNN+attention trains "
         f"{re_speed['speedup_vs_opennre']['pcnn+attention']:.1f}x faster than OpenNRE 0.1.1 on "
-        f"{re_speed['threads']} CPU threads; the encoder x selector grid reaches micro F1 {min(f1):.3f}-{max(f1):.3f} "
-        f"on the male and female test articles.",
+        f"{re_speed['threads']} CPU threads; the encoder x selector grid's micro F1 lies between "
+        f"{min(f1):.3f} and {max(f1):.3f} (per combination and gender).",
         f"- **Debiasing study** ([guide]({g}debiasing.md)): {len(decided)} of {len(study)} of the paper's claims "
-        f"decided at seeds x test articles ({dec}); the others are limited by the size of the test set.",
+        f"decided at seeds x test articles ({dec}); {len(limited)} of the {len(study) - len(decided)} undecided ones "
+        "would need more test articles, not more seeds.",
         f"- **Scoring any extractor** ([guide]({g}scoring.md)): OpenNRE's PCNN+attention, scored by `wgb re score`, "
         f"has a micro F1 gap of {opennre['gap']:+.3f} [{opennre['ci_low']:+.3f}, {opennre['ci_high']:+.3f}] "
         "(male - female).",

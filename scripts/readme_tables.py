@@ -217,7 +217,11 @@ def crossfit_blocks() -> dict:
 
             return docs_blocks(ROOT / "results" / "re_crossfit")[name].rstrip("\n")
         return body
-    return {"power-plan": block("power-plan"), "label-noise": block("label-noise")}
+    def folds() -> str:
+        src = "results/re_crossfit/folds.md"
+        lines = (ROOT / src).read_text(encoding="utf-8").splitlines()
+        return "\n".join([*lines[2:], "", f"(`{src}`, written by `scripts/study/crossfit_folds.py`)"]).strip()
+    return {"power-plan": block("power-plan"), "label-noise": block("label-noise"), "crossfit-folds": folds}
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -71,7 +71,8 @@ class SpouseEvidence:
         return self.bags[key]["has_word"]
 
 
-def spouse_evidence(dataset: Mapping[str, Any] | None = None, *, words: frozenset[str] = MARRIAGE_WORDS) -> SpouseEvidence:
+def spouse_evidence(dataset: Mapping[str, Any] | None = None, *,
+                    words: frozenset[str] = MARRIAGE_WORDS) -> SpouseEvidence:
     """Marks the spouse bags of every split of ``dataset`` (default: the embedded release, through
     :func:`relext.data.load_dataset_dict`); a bag is the sentences of one ``(entity_id, tail)``."""
     if dataset is None:
@@ -222,7 +223,8 @@ def spouse_gap_sensitivity(runs: Sequence, ev: SpouseEvidence, *, rule: str = "a
         e, g, c_all, c_wo, d, f = _run_counts_any(rows, ev, rule=rule, name=f"run {k}", population=population)
         if ids is None:
             ids, genders, fold = e, g, f
-        elif not np.array_equal(ids, e) or (fold is None) != (f is None) or (f is not None and not np.array_equal(fold, f)):
+        elif (not np.array_equal(ids, e) or (fold is None) != (f is None)
+              or (f is not None and not np.array_equal(fold, f))):
             raise ValueError(f"run {k}: other entities (or folds) than run 0; the runs of one estimate share "
                              "their bags and folds")
         counts["all"][k], counts["without"][k] = c_all, c_wo

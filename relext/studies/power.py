@@ -89,7 +89,8 @@ def claim_kind(spec: ClaimSpec) -> str:
 # --------------------------------------------------------------------------------------------
 # Committed runs
 # --------------------------------------------------------------------------------------------
-def find_runs(runs_dir: str | Path, *, key: str = "variant", keep: Sequence[str] | None = None) -> dict[tuple[str, int], Path]:
+def find_runs(runs_dir: str | Path, *, key: str = "variant",
+              keep: Sequence[str] | None = None) -> dict[tuple[str, int], Path]:
     """``(name, seed) -> run dir`` of the finished runs (``entity_counts.npz``) under ``runs_dir``,
     named ``<name>-<selector>-seed<k>``; ``key="variant"``: name is the variant (the debiasing
     study), ``key="combo"``: ``<encoder>-<selector>`` (the grid). ``keep`` limits the names."""
@@ -216,7 +217,8 @@ def claim_power(design: Design, spec: ClaimSpec, *, n_claims: int, seed_counts: 
         mde_crossfit_test_population={n: z * sd(var_e, n) for n in seed_counts},
         mde_entity_floor=z * se_cf, mde_fold_averaged={k: z * sd(var_cf, planned * k) for k in (folds, 2 * folds)},
         mde_alone=z1 * sd(var_cf, planned), seeds_for_goal=goal_seeds, seeds_to_decide=decide_seeds)
-    cp.decide = decide_text(cp, planned=planned, goal=goal, folds=folds, pw_planned=power_at(d, sd(var_cf, planned), level))
+    cp.decide = decide_text(cp, planned=planned, goal=goal, folds=folds,
+                            pw_planned=power_at(d, sd(var_cf, planned), level))
     return cp
 
 
@@ -271,7 +273,8 @@ def assumptions(*, planned: int = PLANNED_SEEDS, folds: int = FOLDS) -> list[str
         "MDEs once the cross-fitted runs exist",
         "the entity part is the entity-only bootstrap variance (seeds fixed), the seed part the seed-only bootstrap "
         "variance (entities fixed) of the design layer; both carry the seed x person interaction, so their sum is at "
-        "least the design's combined variance (conservative; plan.json keeps all three); the seed part falls as 1 / seeds; if the K fold models' noise averaged, it would fall as "
+        "least the design's combined variance (conservative; plan.json keeps all three); the seed part falls as "
+        "1 / seeds; if the K fold models' noise averaged, it would fall as "
         "1 / (seeds x K) (the optimistic bound, 'if fold models' noise averages')",
         f"MDE at {POWER:.0%} power, two-sided, at Holm's first step alpha / m ({ALPHA} over the m claims of the "
         f"study); the planned seed count is {planned}",
@@ -286,7 +289,8 @@ def plan_section(data: StudyCounts, specs: Sequence[ClaimSpec], *, n_resamples: 
                  planned: int = PLANNED_SEEDS, goal: float = GOAL_MDE, **kw) -> dict:
     """One study's plan as JSON: every claim's :class:`ClaimPower` and a summary against the goal."""
     if planned not in kw.get("seed_counts", SEED_COUNTS):
-        raise ValueError(f"the planned seed count {planned} must be one of the seed counts {kw.get('seed_counts', SEED_COUNTS)}")
+        raise ValueError(f"the planned seed count {planned} must be one of the seed counts "
+                         f"{kw.get('seed_counts', SEED_COUNTS)}")
     plan = study_plan(data, specs, n_resamples=n_resamples, seed=seed, planned=planned, goal=goal, **kw)
     gap = [c for c in plan if c.kind == "f1_gap"]
     met = [c.claim for c in gap if c.mde_crossfit[planned] <= goal]
@@ -359,8 +363,8 @@ def add_plan(doc, plan: dict, *, level: int = 2):
         if reach:
             doc.para("Goal reachable with more seeds: " + "; ".join(reach) + ".")
         if out:
-            doc.para(f"Goal out of reach by seeds (the population's own noise, all {sum(meta['population'].values()):,} "
-                     "persons, is above it): "
+            persons = sum(meta["population"].values())
+            doc.para(f"Goal out of reach by seeds (the population's own noise, all {persons:,} persons, is above it): "
                      + "; ".join(out) + ".")
     return doc
 
@@ -405,7 +409,8 @@ def issue_check(section: dict, figures: Mapping[str, float], *, tolerance: float
             raise ValueError(f"issue figure for unknown claim {claim!r}; claims: {sorted(by_name)}")
         pw = by_name[claim]["power_crossfit"]
         rows.append({"claim": claim, "issue": fig, "plan_5": pw["5"], "plan_10": pw["10"]})
-    agree = [r["claim"] for r in rows if min(abs(r["plan_5"] - r["issue"]), abs(r["plan_10"] - r["issue"])) <= tolerance]
+    agree = [r["claim"] for r in rows
+             if min(abs(r["plan_5"] - r["issue"]), abs(r["plan_10"] - r["issue"])) <= tolerance]
     lower = [r["claim"] for r in rows if r["claim"] not in agree and max(r["plan_5"], r["plan_10"]) < r["issue"]]
     note = (f"{len(agree)} of {len(rows)} figures agree within {tolerance} at 5 or 10 seeds"
             + (f" ({'; '.join(agree)})" if agree else "")

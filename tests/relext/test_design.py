@@ -313,9 +313,11 @@ def test_power_floor_is_the_entity_variance_without_the_interaction():
     """V_s = 4e-5, V_e = 5e-5, J = 2e-5 (sigma_I^2/(SE)): V = 7e-5 and the floor as seeds grow is
     sigma_E^2/E = V_e - J = 3e-5. An effect needing variance 4e-5 is decided by seeds; the old
     floor V_e = 5e-5 said no seed count would."""
+    from scipy.stats import norm
+
     from relext.design import power_needs, variance_parts
 
-    z = 1.959964 + 0.841621
+    z = norm.ppf(0.975) + norm.ppf(0.8)
     e = _est(z * math.sqrt(4e-5), math.sqrt(7e-5), math.sqrt(4e-5), math.sqrt(5e-5), math.sqrt(2e-5))
     parts = variance_parts(e)
     assert parts["entity"] == pytest.approx(3e-5) and parts["seed"] == pytest.approx(2e-5)

@@ -44,7 +44,8 @@ ROWS = [
 def _dataset() -> DatasetDict:
     cols: dict[str, dict[str, list]] = {}
     for i, (split, e, g, tail, rel, text) in enumerate(ROWS):
-        c = cols.setdefault(split, {k: [] for k in ("entity_id", "sentence_id", "tail", "relation", "gender", "tokens")})
+        c = cols.setdefault(split, {k: [] for k in
+                                    ("entity_id", "sentence_id", "tail", "relation", "gender", "tokens")})
         c["entity_id"].append(e)
         c["sentence_id"].append(f"{e}-s{i}")
         c["tail"].append(tail)

@@ -121,7 +121,8 @@ def test_find_runs(tmp_path):
 def test_plan_section_and_its_table():
     data = _study(np.random.default_rng(4))
     data.counts["w"] = data.counts["v"]
-    specs = [EO, ClaimSpec("micro", "micro F1 w - v", 1, ["w", "v"], lambda m: m["w"]["micro_f1:pooled"] - m["v"]["micro_f1:pooled"])]
+    specs = [EO, ClaimSpec("micro", "micro F1 w - v", 1, ["w", "v"],
+                           lambda m: m["w"]["micro_f1:pooled"] - m["v"]["micro_f1:pooled"])]
     sec = power.plan_section(data, specs, n_resamples=300, population={"male": 600, "female": 600})
     assert sec["n_claims"] == 2 and sec["level"] == pytest.approx(0.025)
     assert sec["summary"]["f1_gap_claims"] == 1
@@ -155,3 +156,12 @@ def test_docs_block_is_generated_from_the_plan():
     assert start in text and end in text
     body = text.split(start, 1)[1].split(end, 1)[0]
     assert body == power.plan_markdown(plan).rstrip("\n") + "\n"
+
+
+def test_population_constants_are_the_releases_persons():
+    """Every person of the release has one spouse bag (the release lists the spouse relation for
+    every item): the committed label-noise counts are the persons by gender and population."""
+    rates = json.loads((ROOT / "results/re_crossfit/label_noise.json").read_text())["rates"]["marriage_words"]
+    for g in ("male", "female"):
+        assert rates["test"][g]["spouse_bags"] == power.TEST_POPULATION[g]
+        assert rates["test"][g]["spouse_bags"] + rates["distant"][g]["spouse_bags"] == power.POPULATION[g]
