@@ -2,11 +2,17 @@
 
 Same run, same machine, same hyperparameters (OpenNRE's: 230 filters, window 3, 50-d words, 5-d
 positions, max length 120, batch 160 bags, SGD lr 0.1, weight decay 1e-5, dropout 0.5), same
-Word2Vec matrix and vocabulary. One training epoch is timed for each model after data
-preparation (OpenNRE prepares sentences in its DataLoader workers during the epoch, which is
-part of its epoch time; our one-off featurization is reported separately).
+Word2Vec matrix and vocabulary. OpenNRE prepares sentences in its DataLoader workers during the
+epoch, which is part of its epoch time; our one-off featurization is reported separately.
 
-    python benchmarks/re_speed.py                       # pcnn+attention ours vs OpenNRE, + other encoders
+Methodology (as ``kge_speed.py``): each side's model is built once and first trains ``--warmup``
+untimed epochs (the first epoch of a process pays one-off costs: 16.8 s cold vs 4.3 s warm for
+ours once); then ``--pairs`` pairs of one more epoch each are timed, alternating which side goes
+first, with the 1/5/15-minute load averages before and after each pair. The speedup is the
+median of the pairs' ratios (OpenNRE epoch / ours; wall and CPU seconds), with their range.
+
+    python benchmarks/re_speed.py                       # 5 pairs vs OpenNRE, then pcnn+average, cnn+attention
+    python benchmarks/re_speed.py --models '' --threads 1 --out benchmarks/results/re_speed_1t
     python benchmarks/re_speed.py --models pcnn:attention --no-opennre
     python benchmarks/re_speed.py --models rnn:attention,birnn:attention --no-opennre --out benchmarks/results/re_speed_rnn
     # the GRU encoders with PCNN before and after them in the same run (the committed re_speed_gru)
@@ -15,11 +21,13 @@ part of its epoch time; our one-off featurization is reported separately).
 
 A third field picks the RNN path: ``rnn:attention:module`` times torch's nn.GRU over a packed
 sequence (the code before the fused path). ``--batches N`` times only the first N batches of each
-epoch and extrapolates to the whole epoch (labelled so in the results; for quick iterations).
-Every run's epoch time is also given as a ratio to the mean PCNN+attention epoch of the same run.
+epoch of ``--models`` and extrapolates to the whole epoch (labelled so in the results; for quick
+iterations; not for the OpenNRE pairs). Every model's epoch time is also given as a ratio to the
+mean PCNN+attention epoch of the same run.
 
-Writes benchmarks/results/re_speed.json and .md (with the machine's load average: the machine
-may be shared, so compare the ratio, measured in the same run).
+Writes benchmarks/results/re_speed.json and .md (rewritten after every step, so a cut-short run
+keeps what it measured). Results committed before this methodology (re_speed_gru, _rnn, _birnn,
+_loaded, ...) timed the first epoch with no warm-up.
 """
 from __future__ import annotations
 
@@ -57,38 +65,56 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def time_ours(prepared, vocab, vectors, encoder: str, selector: str, *, epochs: int, seed: int = 0,
-              impl: str | None = None, batches: int | None = None) -> dict:
-    from relext.train import TrainConfig, make_optimizer, model_from_config, run_epoch, seed_everything
+class OursTrainer:
+    """Our model and optimizer, built once; ``epoch()`` trains one more epoch (a new shuffle) and
+    times it."""
 
-    cfg = TrainConfig(encoder=encoder, selector=selector, seed=seed)
-    seed_everything(seed)
-    model = model_from_config(cfg, vocab, vectors)
-    if impl is not None:
-        if not hasattr(model.encoder, "impl"):
-            raise ValueError(f"encoder {encoder!r} has no implementation choice (got {impl!r})")
-        model.encoder.impl = impl
-    opt = make_optimizer(cfg, model)
-    total = -(-len(prepared.bags) // cfg.batch_size)
-    scale = total / min(batches, total) if batches else 1.0
-    rng = np.random.default_rng(seed)
-    times, losses = [], []
-    load_before = _load()
-    cpu = []
-    for _ in range(epochs):
-        order = rng.permutation(len(prepared.bags))
-        if batches:
-            order = order[: batches * cfg.batch_size]
+    def __init__(self, prepared, vocab, vectors, encoder: str = "pcnn", selector: str = "attention", *,
+                 seed: int = 0, impl: str | None = None, batches: int | None = None) -> None:
+        from relext.train import TrainConfig, make_optimizer, model_from_config, seed_everything
+
+        self.cfg = TrainConfig(encoder=encoder, selector=selector, seed=seed)
+        seed_everything(seed)
+        self.model = model_from_config(self.cfg, vocab, vectors)
+        if impl is not None:
+            if not hasattr(self.model.encoder, "impl"):
+                raise ValueError(f"encoder {encoder!r} has no implementation choice (got {impl!r})")
+            self.model.encoder.impl = impl
+        self.opt = make_optimizer(self.cfg, self.model)
+        self.prepared, self.batches = prepared, batches
+        total = -(-len(prepared.bags) // self.cfg.batch_size)
+        self.total = total
+        self.scale = total / min(batches, total) if batches else 1.0
+        self.rng = np.random.default_rng(seed)
+        self.name = f"ours {encoder}+{selector}" + (f" ({impl})" if impl else "")
+
+    def epoch(self) -> dict:
+        from relext.train import run_epoch
+
+        order = self.rng.permutation(len(self.prepared.bags))
+        if self.batches:
+            order = order[: self.batches * self.cfg.batch_size]
         t, c = time.perf_counter(), _cpu()
-        losses.append(run_epoch(model, opt, prepared, order, cfg.batch_size, progress=False))
-        times.append((time.perf_counter() - t) * scale)
-        cpu.append((_cpu() - c) * scale)
-    name = f"ours {encoder}+{selector}" + (f" ({impl})" if impl else "")
-    out = {"model": name, "encoder": encoder, "selector": selector, "impl": impl,
-           "epoch_seconds": [round(x, 2) for x in times], "epoch_cpu_seconds": [round(x, 2) for x in cpu],
-           "mean_loss": [round(x, 4) for x in losses], "load_before": load_before, "load_after": _load()}
-    if batches and scale > 1:
-        out["extrapolated_from_batches"] = [min(batches, total), total]
+        loss = run_epoch(self.model, self.opt, self.prepared, order, self.cfg.batch_size, progress=False)
+        return {"wall_s": (time.perf_counter() - t) * self.scale, "cpu_s": (_cpu() - c) * self.scale,
+                "mean_loss": loss}
+
+
+def time_ours(prepared, vocab, vectors, encoder: str, selector: str, *, epochs: int, warmup: int = 1,
+              seed: int = 0, impl: str | None = None, batches: int | None = None) -> dict:
+    """``warmup`` untimed epochs, then ``epochs`` timed ones, of one of our models."""
+    tr = OursTrainer(prepared, vocab, vectors, encoder, selector, seed=seed, impl=impl, batches=batches)
+    load_before = _load()
+    warm = [tr.epoch() for _ in range(warmup)]
+    timed = [tr.epoch() for _ in range(epochs)]
+    out = {"model": tr.name, "encoder": encoder, "selector": selector, "impl": impl,
+           "warmup_epoch_seconds": [round(e["wall_s"], 2) for e in warm],
+           "epoch_seconds": [round(e["wall_s"], 2) for e in timed],
+           "epoch_cpu_seconds": [round(e["cpu_s"], 2) for e in timed],
+           "mean_loss": [round(e["mean_loss"], 4) for e in warm + timed], "load_before": load_before,
+           "load_after": _load()}
+    if batches and tr.scale > 1:
+        out["extrapolated_from_batches"] = [min(batches, tr.total), tr.total]
     return out
 
 
@@ -109,28 +135,35 @@ def opennre_inputs(ds_train, path: Path) -> int:
     return n
 
 
-def time_opennre(train_path: Path, vocab, vectors, selector: str, *, epochs: int) -> dict:
-    import opennre
-    from opennre import encoder as onre_encoder, framework, model as onre_model
-    from wikigenderbias.schema import RELATIONS
+class OpenNRETrainer:
+    """OpenNRE's PCNN + bag selector and its ``BagRE`` framework, built once; ``epoch()`` runs the
+    body of ``BagRE.train_model``'s epoch loop (without its validation pass) and times it."""
 
-    token2id = {w: i for i, w in enumerate(vocab.tokens[2:])}
-    w2v = np.ascontiguousarray(vectors[2:])
-    rel2id = {r: i for i, r in enumerate(RELATIONS)}
-    torch.manual_seed(0)
-    enc = onre_encoder.PCNNEncoder(token2id=token2id, max_length=120, word_size=50, position_size=5,
-                                   hidden_size=230, blank_padding=True, kernel_size=3, padding_size=1,
-                                   word2vec=w2v, dropout=0.5)
-    cls = {"attention": onre_model.BagAttention, "average": onre_model.BagAverage}[selector]
-    m = cls(enc, len(rel2id), rel2id)
-    fw = framework.BagRE(train_path=str(train_path), val_path=None, test_path=None, model=m,
-                         ckpt=str(train_path) + ".ckpt", batch_size=160, max_epoch=epochs, lr=0.1,
-                         weight_decay=1e-5, opt="sgd", bag_size=0)
-    times, losses, cpu = [], [], []
-    load_before = _load()
-    for _ in range(epochs):
+    def __init__(self, train_path: Path, vocab, vectors, selector: str = "attention") -> None:
+        import opennre
+        from opennre import encoder as onre_encoder, framework, model as onre_model
+        from wikigenderbias.schema import RELATIONS
+
+        token2id = {w: i for i, w in enumerate(vocab.tokens[2:])}
+        w2v = np.ascontiguousarray(vectors[2:])
+        rel2id = {r: i for i, r in enumerate(RELATIONS)}
+        torch.manual_seed(0)
+        enc = onre_encoder.PCNNEncoder(token2id=token2id, max_length=120, word_size=50, position_size=5,
+                                       hidden_size=230, blank_padding=True, kernel_size=3, padding_size=1,
+                                       word2vec=w2v, dropout=0.5)
+        cls = {"attention": onre_model.BagAttention, "average": onre_model.BagAverage}[selector]
+        m = cls(enc, len(rel2id), rel2id)
+        self.fw = framework.BagRE(train_path=str(train_path), val_path=None, test_path=None, model=m,
+                                  ckpt=str(train_path) + ".ckpt", batch_size=160, max_epoch=1, lr=0.1,
+                                  weight_decay=1e-5, opt="sgd", bag_size=0)
+        self.name = f"OpenNRE {opennre.__name__} 0.1.1 pcnn+{selector}"
+        self.workers = self.fw.train_loader.num_workers
+
+    def epoch(self) -> dict:
+        import gc
+
+        fw = self.fw
         c = _cpu()
-        # OpenNRE's BagRE.train_model loop body, without its validation pass
         fw.train()
         t = time.perf_counter()
         total, count = 0.0, 0
@@ -143,26 +176,60 @@ def time_opennre(train_path: Path, vocab, vectors, selector: str, *, epochs: int
             fw.optimizer.zero_grad()
             total += loss.item()
             count += 1
-        times.append(time.perf_counter() - t)
-        losses.append(total / max(count, 1))
+        wall = time.perf_counter() - t
         del data
-        import gc
-
         gc.collect()
-        cpu.append(_cpu() - c)
-    return {"model": f"OpenNRE {opennre.__name__} 0.1.1 pcnn+{selector}", "epoch_seconds": [round(x, 2) for x in times],
-            "epoch_cpu_seconds": [round(x, 2) for x in cpu],
-            "mean_loss": [round(x, 4) for x in losses], "load_before": load_before, "load_after": _load(),
-            "dataloader_workers": fw.train_loader.num_workers}
+        # the DataLoader workers are joined when the epoch's iterator ends: their CPU is counted
+        return {"wall_s": wall, "cpu_s": _cpu() - c, "mean_loss": total / max(count, 1)}
+
+
+def paired(ours: OursTrainer, peer: OpenNRETrainer, *, pairs: int, warmup: int, log=print) -> dict:
+    """``warmup`` untimed epochs of each, then ``pairs`` pairs of one epoch each, alternating which
+    goes first (ours first in pairs 1, 3, 5, ...), with the load averages before and after each
+    pair; the ratio of a pair is the peer's epoch over ours (wall and CPU seconds)."""
+    warm = []
+    for _ in range(warmup):
+        l0 = _load()
+        w = {"ours": ours.epoch(), "opennre": peer.epoch(), "load_before": l0, "load_after": _load()}
+        warm.append(w)
+        log(json.dumps({"warmup": w}))
+    rows = []
+    for i in range(pairs):
+        l0 = _load()
+        first, second = ("ours", "opennre") if i % 2 == 0 else ("opennre", "ours")
+        trainers = {"ours": ours, "opennre": peer}
+        r = {first: trainers[first].epoch()}
+        r[second] = trainers[second].epoch()
+        row = {"pair": i + 1, "first": first, "ours": r["ours"], "opennre": r["opennre"],
+               "ratio_wall": r["opennre"]["wall_s"] / r["ours"]["wall_s"],
+               "ratio_cpu": r["opennre"]["cpu_s"] / r["ours"]["cpu_s"], "load_before": l0, "load_after": _load()}
+        rows.append(row)
+        log(json.dumps(row))
+    wall = [q["ratio_wall"] for q in rows]
+    cpu = [q["ratio_cpu"] for q in rows]
+    return {
+        "ours": ours.name, "opennre": peer.name, "dataloader_workers": peer.workers, "warmup_epochs": warmup,
+        "warmup": warm, "pairs": rows,
+        "ratio_wall_median": float(np.median(wall)), "ratio_wall_range": [min(wall), max(wall)],
+        "ratio_cpu_median": float(np.median(cpu)), "ratio_cpu_range": [min(cpu), max(cpu)],
+        "ours_epoch_wall_median": float(np.median([q["ours"]["wall_s"] for q in rows])),
+        "opennre_epoch_wall_median": float(np.median([q["opennre"]["wall_s"] for q in rows])),
+        "ours_epoch_cpu_median": float(np.median([q["ours"]["cpu_s"] for q in rows])),
+        "opennre_epoch_cpu_median": float(np.median([q["opennre"]["cpu_s"] for q in rows])),
+    }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default="pcnn:attention,pcnn:average,cnn:attention,rnn:attention,birnn:attention",
-                    help="our encoder:selector pairs to time")
+    ap.add_argument("--models", default="pcnn:average,cnn:attention",
+                    help="more of our encoder:selector pairs to time alone (after the OpenNRE pairs); '' for none")
     ap.add_argument("--opennre-selectors", default="attention", help="OpenNRE PCNN selectors to time")
     ap.add_argument("--no-opennre", action="store_true")
-    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=1, help="timed epochs of each of --models")
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="untimed epochs before the timed ones, for every model and OpenNRE (default 1)")
+    ap.add_argument("--pairs", type=int, default=5,
+                    help="timed ours/OpenNRE epoch pairs, alternating which goes first (default 5)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batches", type=int, default=None,
                     help="time only the first N batches of each epoch and extrapolate (labelled)")
@@ -197,43 +264,37 @@ def main(argv=None) -> int:
         "word2vec_seconds": round(w2v_s, 2), "featurize_seconds": round(prep_s, 2), "runs": [],
         "started": time.strftime("%Y-%m-%d %H:%M:%S"), "load_start": _load(),
     }
-    pairs = [tuple(p.split(":")) for p in args.models.split(",") if p]
-    bad = [":".join(p) for p in pairs if len(p) not in (2, 3)]
+    models = [tuple(p.split(":")) for p in args.models.split(",") if p]
+    bad = [":".join(p) for p in models if len(p) not in (2, 3)]
     if bad:
         ap.error(f"--models: {bad} are not encoder:selector or encoder:selector:impl")
     if args.batches is not None and args.batches < 1:
         ap.error("--batches must be >= 1")
+    if args.pairs < 1 or args.warmup < 0 or args.epochs < 1:
+        ap.error("--pairs and --epochs must be >= 1, --warmup >= 0")
     results["batches"] = args.batches
     onre_sels = [] if args.no_opennre else [s for s in args.opennre_selectors.split(",") if s]
-    # OpenNRE runs right after our PCNN runs with the same selector, so both see similar load
-    ours = {}
+    results["warmup_epochs"] = args.warmup
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "train.txt"
         if onre_sels:
             opennre_inputs(ds["train"], path)
-        for enc, sel, *impl in pairs:
-            r = time_ours(prepared, vocab, vectors, enc, sel, epochs=args.epochs, impl=impl[0] if impl else None,
-                          batches=args.batches)
+        # against OpenNRE: warm-up epochs excluded, then alternating pairs (see `paired`)
+        for sel in onre_sels:
+            if args.batches:
+                ap.error("--batches does not apply to the OpenNRE pairs (whole epochs only); add --no-opennre")
+            ours = OursTrainer(prepared, vocab, vectors, "pcnn", sel)
+            peer = OpenNRETrainer(path, vocab, vectors, sel)
+            res = paired(ours, peer, pairs=args.pairs, warmup=args.warmup, log=lambda x: print(x, flush=True))
+            results.setdefault("vs_opennre", {})[f"pcnn+{sel}"] = res
+            results.setdefault("speedup_vs_opennre", {})[f"pcnn+{sel}"] = round(res["ratio_wall_median"], 2)
+            results.setdefault("cpu_ratio_vs_opennre", {})[f"pcnn+{sel}"] = round(res["ratio_cpu_median"], 2)
+            write(results, args.out)
+        for enc, sel, *impl in models:
+            r = time_ours(prepared, vocab, vectors, enc, sel, epochs=args.epochs, warmup=args.warmup,
+                          impl=impl[0] if impl else None, batches=args.batches)
             print(json.dumps(r), flush=True)
             results["runs"].append(r)
-            ours[(enc, sel)] = r
-            if enc == "pcnn" and sel in onre_sels and not impl:
-                onre_sels.remove(sel)
-                o = time_opennre(path, vocab, vectors, sel, epochs=args.epochs)
-                print(json.dumps(o), flush=True)
-                results["runs"].append(o)
-                # ours again after OpenNRE: the load of a shared machine drifts, so the ratio uses
-                # the mean of our runs before and after the peer's
-                r2 = time_ours(prepared, vocab, vectors, enc, sel, epochs=args.epochs, batches=args.batches)
-                r2["model"] += " (again, after OpenNRE)"
-                print(json.dumps(r2), flush=True)
-                results["runs"].append(r2)
-                mine = r["epoch_seconds"] + r2["epoch_seconds"]
-                ratio = float(np.mean(o["epoch_seconds"]) / np.mean(mine))
-                results.setdefault("speedup_vs_opennre", {})[f"pcnn+{sel}"] = round(ratio, 2)
-                mine_cpu = r["epoch_cpu_seconds"] + r2["epoch_cpu_seconds"]
-                results.setdefault("cpu_ratio_vs_opennre", {})[f"pcnn+{sel}"] = round(
-                    float(np.mean(o["epoch_cpu_seconds"]) / np.mean(mine_cpu)), 2)
             pcnn_ratios(results)
             write(results, args.out)
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -243,12 +304,12 @@ def main(argv=None) -> int:
 
 
 def pcnn_ratios(results: dict) -> None:
-    """Each of our runs' mean epoch time over the mean PCNN+attention epoch of the same run (all
-    PCNN+attention runs pooled: with one before and one after, the load's drift partly cancels)."""
-    pcnn = [x for run in results["runs"] if run.get("encoder") == "pcnn" and run.get("selector") == "attention"
-            for x in run["epoch_seconds"]]
-    pcnn_cpu = [x for run in results["runs"] if run.get("encoder") == "pcnn" and run.get("selector") == "attention"
-                for x in run["epoch_cpu_seconds"]]
+    """Each of our runs' mean epoch time over the mean PCNN+attention epoch of the same run (every
+    timed PCNN+attention epoch pooled, those of the OpenNRE pairs included)."""
+    runs = [r for r in results["runs"] if r.get("encoder") == "pcnn" and r.get("selector") == "attention"]
+    pair = results.get("vs_opennre", {}).get("pcnn+attention", {}).get("pairs", [])
+    pcnn = [x for r in runs for x in r["epoch_seconds"]] + [q["ours"]["wall_s"] for q in pair]
+    pcnn_cpu = [x for r in runs for x in r["epoch_cpu_seconds"]] + [q["ours"]["cpu_s"] for q in pair]
     if not pcnn:
         return
     for run in results["runs"]:
@@ -269,41 +330,67 @@ def write(results: dict, out: str) -> None:
 
 
 def render_md(r: dict) -> str:
+    warm = r.get("warmup_epochs")
     lines = [
         "# re_speed: one training epoch on the WikiGenderBias train split",
         "",
         f"{r['train_bags']} training bags, {r['train_sentences']} sentences (mean {r['mean_tokens']} tokens), "
         f"{r['threads']} torch threads on {r['cpu_count']} cores (OMP_WAIT_POLICY={r.get('omp_wait_policy')}); "
-        f"torch {r['torch']}; started {r['started']}.",
+        f"torch {r['torch']}; started {r['started']}, finished {r.get('finished', '(running)')}.",
         f"Load average (1/5/15 min) at start {r['load_start']}, at end {r['load_end']}: the machine is shared, "
-        "so absolute times vary with its load; the ratio is measured in the same run.",
+        "so absolute times vary with its load; compare the ratios, measured side by side.",
         f"One-off preparation (not in the epoch times): Word2Vec {r['word2vec_seconds']} s (cached after the first run), "
-        f"featurization {r['featurize_seconds']} s.",
+        f"featurization {r['featurize_seconds']} s."
+        + (f" Every model first trains {warm} untimed warm-up epoch(s) (the first epoch of a process pays one-off "
+           "costs); the times below are of the epochs after them." if warm is not None else ""),
         "",
     ]
+    for key, v in r.get("vs_opennre", {}).items():
+        lines += [
+            f"## {key}: ours vs {v['opennre']} ({v['dataloader_workers']} DataLoader workers), "
+            f"{len(v['pairs'])} alternating pairs", "",
+            f"**Speedup (OpenNRE epoch / ours, wall): {v['ratio_wall_median']:.2f}x, median of {len(v['pairs'])} "
+            f"pairs (range {v['ratio_wall_range'][0]:.2f}-{v['ratio_wall_range'][1]:.2f})**; CPU seconds: "
+            f"{v['ratio_cpu_median']:.2f}x (range {v['ratio_cpu_range'][0]:.2f}-{v['ratio_cpu_range'][1]:.2f}; "
+            "CPU time counts OpenNRE's DataLoader workers, and is less sensitive to other jobs than wall time). "
+            f"Median epoch: ours {v['ours_epoch_wall_median']:.2f} s wall / {v['ours_epoch_cpu_median']:.2f} s CPU, "
+            f"OpenNRE {v['opennre_epoch_wall_median']:.2f} s wall / {v['opennre_epoch_cpu_median']:.2f} s CPU.", "",
+            "Both models are built once; each first trains its warm-up epoch(s) (untimed), then the pairs train one "
+            "more epoch each, ours first in odd pairs and OpenNRE first in even ones, so a drifting load falls "
+            "on both sides alike. Load averages are the 1/5/15-minute ones before and after each pair.", "",
+            "| pair | first | ours s (wall) | ours s (CPU) | OpenNRE s (wall) | OpenNRE s (CPU) | ratio wall | "
+            "ratio CPU | ours loss | OpenNRE loss | load before | load after |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for w in v.get("warmup", []):
+            lines.append(f"| warm-up (untimed) | ours | {w['ours']['wall_s']:.2f} | {w['ours']['cpu_s']:.2f} | "
+                         f"{w['opennre']['wall_s']:.2f} | {w['opennre']['cpu_s']:.2f} | - | - | "
+                         f"{w['ours']['mean_loss']:.4f} | {w['opennre']['mean_loss']:.4f} | {w['load_before']} | "
+                         f"{w['load_after']} |")
+        for q in v["pairs"]:
+            lines.append(f"| {q['pair']} | {q['first']} | {q['ours']['wall_s']:.2f} | {q['ours']['cpu_s']:.2f} | "
+                         f"{q['opennre']['wall_s']:.2f} | {q['opennre']['cpu_s']:.2f} | {q['ratio_wall']:.2f} | "
+                         f"{q['ratio_cpu']:.2f} | {q['ours']['mean_loss']:.4f} | {q['opennre']['mean_loss']:.4f} | "
+                         f"{q['load_before']} | {q['load_after']} |")
+        lines.append("")
     if r.get("batches"):
-        lines += [f"**Extrapolated**: each epoch was timed over its first {r['batches']} batches only and scaled "
-                  "to the whole epoch (the mean loss is over those batches).", ""]
-    with_pcnn = any("vs_pcnn" in run for run in r["runs"])
-    lines += [
-        "| model | seconds per epoch (wall) | CPU seconds per epoch | mean loss | load before | load after |"
-        + (" wall / PCNN+attention | CPU / PCNN+attention |" if with_pcnn else ""),
-        "|---|---|---|---|---|---|" + ("---|---|" if with_pcnn else ""),
-    ]
-    for run in r["runs"]:
-        lines.append(f"| {run['model']} | {', '.join(str(x) for x in run['epoch_seconds'])} | "
-                     f"{', '.join(str(x) for x in run.get('epoch_cpu_seconds', []))} | "
-                     f"{', '.join(str(x) for x in run['mean_loss'])} | {run['load_before']} | {run['load_after']} |"
-                     + (f" {run.get('vs_pcnn', '')} | {run.get('cpu_vs_pcnn', '')} |" if with_pcnn else ""))
-    for k, v in r.get("cpu_ratio_vs_opennre", {}).items():
+        lines += [f"**Extrapolated**: each epoch of the models below was timed over its first {r['batches']} batches "
+                  "only and scaled to the whole epoch (the mean loss is over those batches).", ""]
+    if r["runs"]:
+        with_pcnn = any("vs_pcnn" in run for run in r["runs"])
+        lines += [
+            "## Our other models", "",
+            "| model | seconds per epoch (wall) | CPU seconds per epoch | mean loss (warm-up, timed) | load before | "
+            "load after |" + (" wall / PCNN+attention | CPU / PCNN+attention |" if with_pcnn else ""),
+            "|---|---|---|---|---|---|" + ("---|---|" if with_pcnn else ""),
+        ]
+        for run in r["runs"]:
+            lines.append(f"| {run['model']} | {', '.join(str(x) for x in run['epoch_seconds'])} | "
+                         f"{', '.join(str(x) for x in run.get('epoch_cpu_seconds', []))} | "
+                         f"{', '.join(str(x) for x in run['mean_loss'])} | {run['load_before']} | {run['load_after']} |"
+                         + (f" {run.get('vs_pcnn', '')} | {run.get('cpu_vs_pcnn', '')} |" if with_pcnn else ""))
         lines.append("")
-        lines.append(f"CPU seconds per epoch, OpenNRE / ours (mean of before and after), {k}: {v}x "
-                     "(less sensitive to the other jobs on a shared machine than wall time).")
-    for k, v in r.get("speedup_vs_opennre", {}).items():
-        lines.append("")
-        lines.append(f"**Speedup vs OpenNRE, {k}: {v}x** (OpenNRE epoch time / mean of our epoch times "
-                     "measured just before and just after it).")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # datasets spawns workers: guard the entry point

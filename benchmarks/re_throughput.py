@@ -146,7 +146,7 @@ def projection(serial: dict, parallel: dict, host: dict, args) -> dict:
     cores = {}
     for c in (1, 8, 32):
         waves = math.ceil(n_runs / c)
-        cores[f"{c} cores"] = {"workers": c, "threads_per_run": 1, "waves": waves,
+        cores[f"{c} core" + ("s" if c > 1 else "")] = {"workers": c, "threads_per_run": 1, "waves": waves,
                                "hours": round(waves * run_1t / 3600, 2)}
     gpu_run = fixed + share * host["epoch_host_seconds"] * args.project_epochs
     waves = math.ceil(n_runs / args.gpu_host_cores)
@@ -179,7 +179,8 @@ def markdown(res: dict) -> str:
         "# Run executor throughput", "",
         f"{res['runs']} PCNN+attention runs of {res['epochs']} epochs on the embedded release "
         f"(train + evaluate, {res['resamples']} bootstrap resamples), {res['started']}, {res['cpu_count']} cores, "
-        f"torch {res['torch']}. Shared machine: load averages below.", "",
+        f"torch {res['torch']}, OMP_WAIT_POLICY={res.get('omp_wait_policy')}. Shared machine: load averages "
+        f"below. Command: `{res.get('command')}`.", "",
         "| executor | workers x threads | wall (s) | runs / hour | load before | load during (min/median/max) |",
         "|---|---|---|---|---|---|",
     ]
@@ -222,7 +223,9 @@ def main(argv=None) -> int:
 
     res = {"benchmark": "re_throughput", "started": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": args.runs,
            "epochs": args.epochs, "resamples": args.resamples, "cpu_count": os.cpu_count(),
-           "torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine()}
+           "torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
+           "command": " ".join(["python benchmarks/re_throughput.py", *(argv if argv is not None else sys.argv[1:])]),
+           "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
     root = Path(tempfile.mkdtemp(prefix="wgb-throughput-"))
     try:
         res["serial"] = run_phase("serial", ExecutorConfig(threads_per_run=args.serial_threads), root, args)

@@ -16,8 +16,9 @@ replicates,
 
 1. seeds with replacement from the seeds the compared variants share (a seed brings all its fold
    models along: one model per seed and fold), and
-2. one multinomial resample of the entities within each gender -- within each (gender, fold)
-   stratum when there are folds, so every replicate keeps the folds' sizes (:func:`entity_weights`),
+2. one multinomial resample of the entities within each gender -- within each (gender, fold,
+   population) stratum when there are folds or populations, so every replicate keeps their sizes
+   (:func:`entity_weights`),
 
 and applies the same entity resample to every drawn seed and every variant, and the same seed draw
 to every variant: comparisons between variants are **paired** on seeds and on entities. A
@@ -116,22 +117,28 @@ def base_metrics(male: np.ndarray, female: np.ndarray) -> dict[str, np.ndarray]:
 # --------------------------------------------------------------------------------------------
 def entity_weights(data: StudyCounts, n_resamples: int, seed: int) -> dict[str, np.ndarray]:
     """The entity resample: gender -> (B, E_g) multinomial counts, in the order of
-    ``data.entity_ids[data.gender == g]``. Without folds one multinomial over each gender's
-    entities; with folds one within each (gender, fold) stratum, so every replicate keeps each
-    fold's size (the folds are fixed by design, and a fold model's offset belongs to its seed)."""
+    ``data.entity_ids[data.gender == g]``. Without folds (and one population) one multinomial over
+    each gender's entities; otherwise one within each (gender, fold, population) stratum, so every
+    replicate keeps each fold's and population's size (both are fixed by design, and a fold model's
+    offset belongs to its seed)."""
     rng = np.random.default_rng(seed)
     out = {}
+    mixed = len(data.populations()) > 1
     for g in ("male", "female"):
         mask = data.gender == g
         e = int(mask.sum())
-        if data.fold is None:
+        if data.fold is None and not mixed:
             out[g] = rng.multinomial(e, np.full(e, 1.0 / e), size=n_resamples).astype(float)
             continue
-        folds = data.fold[mask]
+        folds = data.fold[mask] if data.fold is not None else np.zeros(e, dtype=np.int64)
+        pops = data.population[mask]
         w = np.zeros((n_resamples, e))
         for f in np.unique(folds):
-            cols = np.flatnonzero(folds == f)
-            w[:, cols] = rng.multinomial(cols.size, np.full(cols.size, 1.0 / cols.size), size=n_resamples)
+            for p in (np.unique(pops) if mixed else [None]):
+                in_stratum = (folds == f) if p is None else (folds == f) & (pops == p)
+                cols = np.flatnonzero(in_stratum)
+                if cols.size:
+                    w[:, cols] = rng.multinomial(cols.size, np.full(cols.size, 1.0 / cols.size), size=n_resamples)
         out[g] = w
     return out
 

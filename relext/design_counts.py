@@ -90,6 +90,11 @@ class StudyCounts:
         keep = self.population == population
         if not keep.any():
             raise ValueError(f"no person of population {population!r}; have {self.populations()}")
+        return self.take(keep)
+
+    def take(self, keep: np.ndarray) -> "StudyCounts":
+        """The persons where the boolean mask ``keep`` is true (both genders must remain)."""
+        keep = np.asarray(keep, dtype=bool)
         return StudyCounts(self.entity_ids[keep], self.gender[keep],
                            {v: {s: c[keep] for s, c in by.items()} for v, by in self.counts.items()},
                            fold=None if self.fold is None else self.fold[keep],

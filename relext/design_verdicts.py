@@ -260,9 +260,14 @@ def intersection_union(parts: Sequence[tuple[str, Estimate, int]]) -> tuple[floa
 
 def iut_claim(name: str, statistic: str, direction: int, parts: Sequence[tuple[str, Estimate, int]],
               source: str = "", extra: dict | None = None) -> Claim:
-    """An intersection-union claim; its display estimate is the part with the largest p-value."""
+    """An intersection-union claim; its display estimate is the part with the largest p-value (when
+    some part is against its direction: that part with the smallest p-value)."""
     parts = list(parts)
-    weakest = max(parts, key=lambda t: (t[1].degenerate is not None, t[1].p_value))
+    _, side, _ = intersection_union(parts)
+    if side == 1:
+        weakest = max(parts, key=lambda t: (t[1].degenerate is not None, t[1].p_value))
+    else:   # the strongest evidence against the claim
+        weakest = min((t for t in parts if np.sign(t[1].value) != t[2]), key=lambda t: t[1].p_value)
     return Claim(name, statistic, direction, weakest[1], source, parts=parts,
                  extra={**(extra or {}), "weakest_part": weakest[0]})
 
@@ -305,6 +310,8 @@ def verdicts(claims: Sequence[Claim], *, alpha: float = 0.05, method: str = "hol
     out = []
     for c, pa, (p, side, degenerate, details), sig, lev in zip(claims, adj, tests, decided, levels):
         e = c.estimate
+        if c.parts and side == -1:
+            lev /= len(c.parts)    # the evidence against is Bonferroni over the parts
         v = ("supported" if side == 1 else "contradicted") if sig else "undecided"
         mde, n, note, needs, factor = power_needs(e, alpha_level=level, power=power)
         if degenerate and not e.degenerate:

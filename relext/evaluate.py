@@ -439,20 +439,14 @@ def prediction_path(run_dir: str | Path, split: str) -> Path:
 
 def ensure_predictions(run_dir: str | Path, splits: Sequence[str] = EVAL_SPLITS, *,
                        predict_fn=None, dataset=None, notes: list | None = None) -> None:
-    """Write the run's missing prediction files (through ``relext.predict.write_predictions``).
+    """Write the run's missing prediction files (``relext.predict.write_predictions``), and those
+    ``relext.predict.verify_predictions`` finds stale (why: to ``notes``); it refuses the rest of
+    what cannot be checked. A custom ``predict_fn`` keeps its own files unchecked."""
+    from relext.predict import verify_predictions
 
-    Cached files are checked first (``relext.predict.verify_predictions``): one that cannot be
-    attributed to the run's model, config or its own recorded bytes is refused; one from data that
-    changed since, or without a record of its data, is predicted again (its reason goes to
-    ``notes``). A custom ``predict_fn`` keeps its own files: they are not checked."""
-    stale: dict[str, str] = {}
-    if predict_fn is None:
-        from relext.predict import verify_predictions
-
-        stale = verify_predictions(run_dir, splits, dataset=dataset)
-        if notes is not None:
-            notes.extend(f"{prediction_path(run_dir, s)}: not used ({why}); predicting it again"
-                         for s, why in stale.items())
+    stale = verify_predictions(run_dir, splits, dataset=dataset) if predict_fn is None else {}
+    for s, why in stale.items() if notes is not None else ():
+        notes.append(f"{prediction_path(run_dir, s)}: not used ({why}); predicting it again")
     missing = [s for s in splits if s in stale or not prediction_path(run_dir, s).exists()]
     if not missing:
         return

@@ -25,6 +25,11 @@ from wikigenderbias.spans import locate as spans_locate
 RULES: tuple[str, ...] = ("argmax", "all")
 
 
+def _check_min_score(min_score) -> None:
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not 0 <= min_score <= 1:
+        raise ValueError(f"min_score must be a number in [0, 1], got {min_score!r}")  # NaN too
+
+
 def triples_from_predictions(
     rows: Iterable[Mapping], *, min_score: float = 0.0, rule: str = "argmax",
     split: str | None = None,
@@ -32,6 +37,7 @@ def triples_from_predictions(
     """Triples from prediction rows (see the module docstring for the rules)."""
     if rule not in RULES:
         raise ValueError(f"unknown extraction rule {rule!r}; expected one of {list(RULES)}")
+    _check_min_score(min_score)
     out: list[dict] = []
     for row in rows:
         scores = row["scores"]
@@ -72,6 +78,7 @@ def extract_split(run_dir: str | Path, split: str, *, min_score: float = 0.0,
     data first (:func:`relext.evaluate.ensure_predictions`: refused, or predicted again when the
     data changed, which goes to ``notes``). Without it the split is predicted in memory and
     nothing is written into ``run_dir``."""
+    _check_min_score(min_score)  # before any prediction
     if cache is None:
         cache = (Path(run_dir) / "model.pt").exists() or not (Path(run_dir) / "model.safetensors").exists()
     if not cache:
@@ -198,6 +205,7 @@ def extract_text(run_dir: str | Path, text_file: str | Path, *, min_score: float
     never scored: ``unmentioned_policy="refuse"`` (default) makes it an error naming its
     ``file:line``; ``"skip"`` leaves it out (its ``file:line`` goes to ``skipped``), and a file
     of such sentences only is an error."""
+    _check_min_score(min_score)
     if unmentioned_policy not in UNMENTIONED:
         raise ValueError(f"unmentioned_policy must be one of {UNMENTIONED}, got {unmentioned_policy!r}")
     sentences = read_text_file(text_file)

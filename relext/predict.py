@@ -253,12 +253,15 @@ def verify_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None 
     """Check the cached prediction files of ``splits`` (default: all present) before they are used.
 
     Refused (a ``ValueError`` saying what differs; deleting ``predictions/`` predicts again):
-    prediction files in a run dir without its model (nothing to check them against); a
+    prediction files in a run dir trained here (its ``vocab.json`` or ``checkpoint.pt`` is there)
+    whose model is gone (nothing to check them against); a
     ``config.json`` that does not fit the model; a file written by another ``model.pt`` or under
     another config; a file whose bytes differ from the sha256 recorded when it was written.
     Returned, as ``{split: why}``, the files to predict again: written by an older wgb (no record,
     or one without the data and file hashes), or from data that changed since (the content hash of
     the split, :mod:`wikigenderbias.content`, differs: e.g. ``wgb data annotate-import`` in place).
+    A folder holding predictions only (no model, no trace of training: an external extractor's
+    files laid out as a run) has nothing to check them against; they are used as given.
     ``dataset``: the rows in memory, as given to :func:`write_predictions` (default: load the run's)."""
     run = RunDir(run_dir)
     if splits is None:
@@ -268,9 +271,13 @@ def verify_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None 
         return {}
     mfile = model_file(run_dir)
     if not mfile.exists():
+        trained = [p.name for p in (run.vocab, run.checkpoint) if p.exists()]
+        if not trained:  # a folder of predictions only (an external extractor's): nothing to check
+            return {}
         raise ValueError(f"{run.prediction_file(present[0])}: cached predictions but no model in {run.root} "
-                         f"({run.model.name} missing), so nothing says which model and data they come from; "
-                         f"restore the model or delete {run.predictions}")
+                         f"({run.model.name} missing, though {', '.join(trained)} show a run trained there), so "
+                         f"nothing says which model and data they come from; restore the model or delete "
+                         f"{run.predictions}")
     if not run.config.exists():
         raise FileNotFoundError(f"{run.config}: missing; {run.root} holds {mfile.name} but no config")
     cfg = TrainConfig.from_json(run.config)

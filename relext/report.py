@@ -110,13 +110,18 @@ def grid_document(summary: dict, *, images: bool = True):
              + " Fewer than 3 seeds never flag.")
     if rep.get("claims"):
         from relext.design import Verdict
-        from relext.studies.claims import claims_table
+        from relext.studies.claims import claims_table, population_sections
 
         doc.heading("The paper's claims: verdicts")
         doc.para(f"Decision rule {rep['rule']}; two-level bootstrap ({rep['design']['n_resamples']} replicates, "
-                 "seeds x test entities, paired across combinations); Holm's correction across the claims. "
-                 "'halves': the verdict on each half of the seeds.")
+                 "seeds x test entities, paired across combinations, the interaction counted once); Holm's "
+                 "correction across the claims, each interval at the level Holm tested its claim at. Claims are "
+                 "worded as the paper (see each claim's source in results.json); a claim about every member of a "
+                 "set is an intersection-union test (the table shows its weakest member). 'halves': the verdict "
+                 "on two disjoint halves of the seeds and the persons (not checked with fewer than 3 seeds in a "
+                 "half).")
         claims_table(doc, [Verdict(**c) for c in rep["claims"]], rep.get("half_split"))
+        population_sections(doc, rep)   # cross-fitted: the same claims on all persons
     for variant, combos in summary.get("variants", {}).items():
         doc.heading(f"Decision rule: {variant}")
         doc.heading("Overall", 3)

@@ -343,9 +343,26 @@ def train_extractor(
     if RunDir(run_dir).is_done():  # a finished run is only read
         return _train_locked(config, run_dir, dataset=dataset, progress=progress,
                              dataset_transforms=dataset_transforms, vectors_transforms=vectors_transforms)
+    created = not Path(run_dir).exists()
     with folder_lock(run_dir, what="run"):
-        return _train_locked(config, run_dir, dataset=dataset, progress=progress,
-                             dataset_transforms=dataset_transforms, vectors_transforms=vectors_transforms)
+        try:
+            return _train_locked(config, run_dir, dataset=dataset, progress=progress,
+                                 dataset_transforms=dataset_transforms, vectors_transforms=vectors_transforms)
+        except BaseException:
+            if created:  # failed before writing anything: leave no folder holding only the lock
+                _remove_lock_only_folder(Path(run_dir))
+            raise
+
+
+def _remove_lock_only_folder(folder: Path) -> None:
+    from wgbcore.lock import LOCK_NAME
+
+    try:
+        if {p.name for p in folder.iterdir()} <= {LOCK_NAME}:
+            (folder / LOCK_NAME).unlink(missing_ok=True)
+            folder.rmdir()
+    except OSError:
+        pass
 
 
 def _train_locked(config: "ExtractorConfig", run_dir, *, dataset, progress: bool, dataset_transforms,

@@ -24,11 +24,12 @@ def setup_times(src: str = SETUP) -> str:
     i, c = r["install"], r["ci"]
     t = c["pytest"]
     skipped = f", {t['skipped']} skipped" if t.get("skipped") else ""
+    failed = f", {t['failed'] + t.get('error', 0)} failed" if t.get("failed") or t.get("error") else ""
     return (f"Measured on a fresh copy ({r['cpu_count']} cores, load average {r['loadavg_before'][0]:.1f} at the "
             f"start and {r['loadavg_after'][0]:.1f} at the end; {r['note']}): the install took "
             f"{i['wall_seconds']:.0f} s; `.ci/run` (the extras PyKEEN, WEFE, the docs tools and Chromium, "
             f"`mkdocs build --strict`, then every test) {c['wall_seconds'] / 60:.1f} min, of which the tests "
-            f"{t['seconds'] / 60:.1f} min: {t['passed']} passed{skipped} (`{src}`).")
+            f"{t['seconds'] / 60:.1f} min: {t['passed']} passed{failed}{skipped} (`{src}`).")
 
 
 def _run_summary() -> list[str]:

@@ -37,16 +37,21 @@ def data_stats() -> str:
 
 
 def _claims_table(claims: list[dict], halves: list[dict] | None) -> list[str]:
-    lines = ["| claim | verdict | effect [95% interval, seeds x entities] | seeds | to decide | halves |",
+    from relext.studies.claims import level_text
+
+    lines = ["| claim | verdict | effect [interval at Holm's level, seeds x entities] | seeds | to decide | halves |",
              "|---|---|---|---|---|---|"]
     for i, c in enumerate(claims):
         v = c["verdict"]
         todo = "-" if v != "undecided" else (f"~{c['seeds_to_decide']} seeds" if c.get("seeds_to_decide")
-                                             else (c.get("note") or "-"))
+                                             else (f"more {c['needs']}" if c.get("needs") else (c.get("note") or "-")))
         h = halves[i] if halves else {}
+        ci, level = (c["ci_adjusted"], c.get("ci_adjusted_level")) if c.get("ci_adjusted") else (c["ci"], None)
         cells = [c["claim"], f"**{v}**" if v != "undecided" else v,
-                 f"{c['value']:+.4f} [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]", str(c["n_seeds"]), todo,
-                 f"{h.get('first_half') or '-'} / {h.get('second_half') or '-'}"]
+                 f"{c['value']:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}] ({level_text(level) if level else '95%, unadjusted'})",
+                 str(c["n_seeds"]), todo,
+                 (f"{h.get('first_half') or '-'} / {h.get('second_half') or '-'}" if h.get("checked", True)
+                  else "not checked (< 3 seeds per half)")]
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
     return lines
 
@@ -65,8 +70,8 @@ def re_debias_study() -> str:
     out = [f"PCNN+attention, {meta['runs_evaluated']} of {meta['n_runs']} planned runs finished "
            f"(`{src}`; seeds per variant: {counts}). Verdicts from a two-level bootstrap over seeds and test "
            f"entities ({d['n_resamples']} replicates, paired across variants), Holm's correction across the "
-           f"{len(rep['claims'])} claims at alpha {d['alpha']}; 'halves' re-decides each claim on each half of "
-           "the seeds.", ""]
+           f"{len(rep['claims'])} claims at alpha {d['alpha']}; 'halves' re-decides each claim on two disjoint "
+           "halves of the seeds and the persons.", ""]
     out += _claims_table(rep["claims"], rep.get("half_split"))
     cl = rep["claims"]
     decided = [c for c in cl if c["verdict"] != "undecided"]
@@ -270,8 +275,8 @@ def main(argv: list[str] | None = None) -> int:
         old = path.read_text(encoding="utf-8")
         try:
             new = render(old)
-        except UnknownBlock as e:  # the other files are still written
-            unknown.append(f"{rel}: {e}")
+        except Exception as e:  # an unknown block or a failing generator: the other files are still written
+            unknown.append(f"{rel}: {type(e).__name__}: {e}")
             continue
         if new != old:
             stale.append(rel)

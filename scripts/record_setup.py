@@ -2,7 +2,8 @@
 
     python scripts/record_setup.py --copy /tmp/ciclone [--shared /work/shared] [--note "..."]
 
-Copies the working tree (without .venv, .git, site/) to --copy, then runs there, each timed:
+Copies the working tree as a clone of it would be (tracked files and untracked ones git does not
+ignore: no .venv, .git, site/ or run folders) to --copy, then runs there, each timed:
 
 1. ``install``: the README's first command without ``wgb run`` (whose time ``results/wgb_run/quick``
    records): ``python3 -m venv .venv && pip install -e ".[all]" && pip install --no-deps -r requirements/ner.txt``;
@@ -30,18 +31,29 @@ INSTALL = ('python3 -m venv .venv && .venv/bin/pip install -q -e ".[all]" '
 _SUMMARY = re.compile(r"(\d+) (passed|skipped|failed|errors?|deselected|xfailed|xpassed)")
 _SECONDS = re.compile(r" in ([\d.]+)s")
 _SKIP = re.compile(r"^SKIPPED \[(\d+)\] ([^:]+):\d+: (.*)$")
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)")
 
 
 def pytest_summary(output: str) -> dict:
-    """Counts, seconds and skip reasons from ``pytest -q -rs`` output."""
+    """Counts, seconds, skip reasons and failed tests from ``pytest -q -rfEs`` output."""
     last = [ln for ln in output.splitlines() if _SECONDS.search(ln) and _SUMMARY.search(ln)]
     if not last:
         return {"found": False}
     counts = {k.rstrip("s") if k.startswith("error") else k: int(n) for n, k in _SUMMARY.findall(last[-1])}
     skips = [{"count": int(m.group(1)), "file": m.group(2), "reason": m.group(3)}
              for ln in output.splitlines() if (m := _SKIP.match(ln.strip()))]
+    failed = [m.group(1) for ln in output.splitlines() if (m := _FAILED.match(ln.strip()))]
     return {"found": True, **{k: counts.get(k, 0) for k in ("passed", "skipped", "failed", "error")},
-            "seconds": float(_SECONDS.search(last[-1]).group(1)), "summary": last[-1].strip("= "), "skips": skips}
+            "seconds": float(_SECONDS.search(last[-1]).group(1)), "summary": last[-1].strip("= "), "skips": skips,
+            "failures": failed}
+
+
+def tracked_files() -> list[str]:
+    """What a clone would hold if the working tree were committed: tracked files and untracked ones
+    git does not ignore (no .venv, site/, caches or run folders)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                         capture_output=True, check=True).stdout.decode()
+    return sorted({f for f in out.split("\0") if f})
 
 
 def _step(cmd: str, cwd: Path, log: Path) -> dict:
@@ -62,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     if copy.exists() and any(copy.iterdir()):
         raise SystemExit(f"--copy {copy} is not empty")
     copy.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["rsync", "-a", "--exclude", ".venv", "--exclude", ".git", "--exclude", "site",
-                    "--exclude", "wgb.egg-info", f"{ROOT}/", f"{copy}/"], check=True)
+    for rel in tracked_files():
+        if (ROOT / rel).is_file():
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, copy / rel)
     shared = copy.parent / "shared"
     if Path(args.shared).exists() and not shared.exists():
         shared.symlink_to(args.shared)

@@ -154,7 +154,7 @@ def test_decomposition_splits_shared_error_born_and_missed_items():
 def analysis():
     st = synthetic_study()
     p = Propagation(st, synthetic_bias(st), measures=["data", "fisher", "bourli_projection"], n_resamples=400)
-    return p, analyse(p, min_count=5)
+    return p, analyse(p, min_count=5, n_draws=40)
 
 
 def test_error_born_items_are_counted_and_listed_apart(analysis):
@@ -183,14 +183,23 @@ def test_error_born_items_are_counted_and_listed_apart(analysis):
 
 def test_planted_effects_get_their_verdicts(analysis):
     _, a = analysis
-    by = {v["claim"]: v for v in a["verdicts"]}
-    spouse = next(v for c, v in by.items() if "recall gap on spouse" in c)
-    assert spouse["verdict"] == "supported" and spouse["over"] == ENTITY_LEVEL and spouse["n_seeds"] == 3
-    assert spouse["ci"][0] < 0.3 < spouse["ci"][1]
-    fisher = next(v for c, v in by.items() if "more fisher bias in the embeddings" in c)
-    assert fisher["verdict"] == "supported" and fisher["over"] == SEED_LEVEL   # shared items amplified 1.5x
-    assert a["n_claims"] == len(a["verdicts"]) and [q["key"] for q in a["answer"]] == [
-        "graph", "graph_bias", "embedding_bias", "debias"]
+    by = {v["id"].split("(")[0] + ":" + v["id"].split("m=")[-1].rstrip(")"): v for v in a["verdicts"]}
+    widening = next(v for k, v in by.items() if k.startswith("widening"))
+    # the planted spouse recall gap of 0.3 with one gold fact per person: facts per person widen by ~0.3
+    assert widening["verdict"] == "supported" and widening["over"] == ENTITY_LEVEL and widening["n_seeds"] == 3
+    assert widening["ci"][0] < 0.3 < widening["ci"][1]
+    # error-born Kerala goes to men only, Johnny Depp to women only: gendered errors beyond the null
+    assert by["data_excess:data_excess(v=baseline"]["verdict"] == "supported"
+    fisher = next(v for k, v in by.items() if k.startswith("embedding_excess") and "fisher" in v["claim"])
+    assert fisher["verdict"] == "supported" and fisher["over"] == "seeds × items"   # items amplified 1.5x
+    bourli = next(v for v in a["verdicts"] if v["id"].startswith("less_embedding") and "bourli" in v["id"])
+    assert bourli["verdict"] == "not applicable"    # never measured: its premise is undecided
+    assert a["n_claims"] == len(a["verdicts"]) == 9 and [q["key"] for q in a["answer"]] == [
+        "facts", "graph_bias", "embedding_bias", "debias"]
+    added = next(r for r in a["bias_added"] if r["measure"] == "data" and r["extractor"] == "baseline")
+    c = added["control"]["added"]
+    assert c["null_ci"][0] <= c["null_mean"] <= c["null_ci"][1] < c["observed"]
+    assert added["excess"]["added"]["value"] == pytest.approx(c["observed"] - c["null_mean"])
 
 
 def test_run_report_renders_verdicts_first_and_escapes_names(analysis, tmp_path):

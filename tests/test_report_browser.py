@@ -18,7 +18,10 @@ pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium on this mac
 
 
 def _browser(page: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args, page.as_uri()]
+    # --no-sandbox: CI runs as root; --disable-dev-shm-usage: containers' /dev/shm is small;
+    # --disable-background-networking: no network calls of the browser's own
+    cmd = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+           "--disable-background-networking", "--hide-scrollbars", *args, page.as_uri()]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
 
 
@@ -59,7 +62,7 @@ def test_run_report_in_the_browser(study, tmp_path):
     out = write_report(tmp_path / "run", cfg=cfg, settings=cfg.settings(), analysis=analyse(p), link_reports={},
                        extraction={"baseline": {"spouse": {"male": 0.9, "female": 0.6}}}, timings={})
     _check(out / "report.html", tmp_path / "run_report.png",
-           ["Answer", "supported", "Does the extraction gap reach the knowledge graph?", "&lt;b&gt;Fish"])
+           ["Answer", "supported", "Does extraction widen the gender difference in facts per person", "&lt;b&gt;Fish"])
 
 
 def test_kge_report_in_the_browser(study, tmp_path):

@@ -74,26 +74,28 @@ class PiecewiseMax(torch.autograd.Function):
     @staticmethod
     def forward(ctx, y: torch.Tensor, piece: torch.Tensor, k: int, relu: bool = False) -> torch.Tensor:
         n, l, h = y.shape
-        slot = (torch.arange(n, device=y.device).unsqueeze(1) * (k + 1) + piece).reshape(-1, 1).expand(-1, h)
+        rows = (torch.arange(n, device=y.device).unsqueeze(1) * (k + 1) + piece).reshape(-1)   # [n * l]
         out = y.new_full((n * (k + 1), h), float("-inf"))
-        out = out.scatter_reduce(0, slot, y.reshape(-1, h), reduce="amax", include_self=True)
+        out = out.scatter_reduce(0, rows.unsqueeze(1).expand(-1, h), y.reshape(-1, h), reduce="amax",
+                                 include_self=True)
         if relu:
             out.clamp_(min=0)
-        ctx.save_for_backward(y, slot, out)
+        ctx.save_for_backward(y, rows, out)
         ctx.relu = relu
         ctx.k = k
         return out.view(n, k + 1, h)[:, 1:]
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        y, slot, out = ctx.saved_tensors
+        y, rows, out = ctx.saved_tensors
         n, l, h = y.shape
-        k = ctx.k
         full = torch.cat([grad.new_zeros(n, 1, h), grad], 1).reshape(-1, h)      # slot 0: padding
         if ctx.relu:
             full = full * (out > 0)
-        # the gathered gradient, zeroed in place where the token is not its piece's maximum
-        gy = full.gather(0, slot).masked_fill_(y.reshape(-1, h) != out.gather(0, slot), 0)
+        # each token's row of its piece's gradient, kept where the token holds the maximum and +0
+        # elsewhere (whole-row index_select, not an element-wise gather; same values as
+        # gather + masked_fill_(y != max, 0))
+        gy = torch.where(y.reshape(-1, h) == out.index_select(0, rows), full.index_select(0, rows), 0.0)
         return gy.view(n, l, h), None, None, None
 
 

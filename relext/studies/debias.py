@@ -267,8 +267,10 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
                   n_resamples: int = DESIGN_RESAMPLES, alpha: float = 0.05) -> dict[str, Any]:
     """Verdicts of the paper's claims (Holm), their half-split check, and every variant x relation
     gap with its combined interval (Benjamini-Hochberg flags), from the finished runs."""
-    from relext.studies.claims import claim_specs, design_for_runs, evaluate_claims, gap_flags, half_split
-
+    from relext.studies.claims import (
+        HALF_MIN_SEEDS, LITTLE, claim_specs, claims_by_population, design_for_runs, gap_flags, is_paper_variant,
+        population_views,
+    )
     from relext.grid_exec import split_readable
 
     runs, _ = split_readable(study_runs(config, out))  # unreadable count files: named in meta.runs_unreadable
@@ -276,19 +278,43 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
         return {}
     design = design_for_runs(runs, rule=rule, n_resamples=n_resamples, seed=config.bootstrap_seed)
     variants = [v for v in config.variants if v in design.data.counts]
-    specs = claim_specs(variants)
-    verdicts = evaluate_claims(design, specs, alpha=alpha)
+    by_population = claims_by_population(design, claim_specs(variants), alpha=alpha)
+    main = population_views(design)[0][1]   # the gaps and the budget: on the claims' main population
     return {
         "rule": rule,
-        "design": {"unit": "seeds x test entities (crossed); entities resampled within gender; paired "
-                           "across variants on seeds and entities",
+        "design": {"unit": "seeds x test entities (crossed); entities resampled within gender (and fold); "
+                           "paired across variants on seeds and entities; the seed x entity interaction counted "
+                           "once (relext.design)",
                    "n_resamples": n_resamples, "alpha": alpha, "claims_correction": "holm",
+                   "claims_interval": "at the level Holm tested each claim at (1 - alpha/(m - k))",
+                   "claims_test": "intersection-union for claims about every member of a set",
+                   "paper_variants": [v for v in variants if is_paper_variant(v)],
+                   "controls": [v for v in variants if not is_paper_variant(v)],
+                   "little_gap": LITTLE, "half_min_seeds": HALF_MIN_SEEDS,
                    "gap_flags_correction": "benjamini-hochberg", "bootstrap_seed": config.bootstrap_seed,
                    "seeds": {v: design.data.seeds(v) for v in variants}},
-        "claims": [v.to_dict() for v in verdicts],
-        "half_split": half_split(design, specs, verdicts, alpha=alpha),
-        "gaps": gap_flags(design, variants, alpha=alpha),
+        **by_population,
+        "budget": training_budget(main, variants),
+        "gaps": gap_flags(main, variants, alpha=alpha),
     }
+
+
+def training_budget(design, variants: Sequence[str]) -> dict[str, Any]:
+    """CDA's micro-F1 gain split into training as long (duplicate - none) and counterfactual data
+    (cda - duplicate), paired estimates on the seeds the three share; {} without those variants."""
+    if not {"none", "cda", "duplicate"} <= set(variants):
+        return {}
+    seeds = design.data.common_seeds(["none", "cda", "duplicate"])
+    if not seeds:
+        return {}
+    out = {}
+    for name, a, b in (("cda_minus_none", "cda", "none"), ("duplicate_minus_none", "duplicate", "none"),
+                       ("cda_minus_duplicate", "cda", "duplicate")):
+        e = design.difference(a, b, "micro_f1:pooled", seeds=seeds)
+        out[name] = {"value": e.value, "ci": e.ci, "n_seeds": e.n_seeds}
+    total = out["cda_minus_none"]["value"]
+    out["budget_share"] = out["duplicate_minus_none"]["value"] / total if total else None
+    return out
 
 
 def trained_embedding_bias(config: DebiasStudyConfig, out: Path, *, n_permutations: int = 1000) -> dict:
@@ -303,15 +329,24 @@ def trained_embedding_bias(config: DebiasStudyConfig, out: Path, *, n_permutatio
 
 
 def verdict_lines(report: dict) -> list[str]:
-    """One line per claim: verdict, effect and interval, seeds (for the CLI and results.md)."""
+    """One line per claim: verdict, effect and its interval at the level Holm tested it at, seeds
+    (for the CLI and results.md)."""
+    from relext.studies.claims import level_text
+
     out = []
     for c in report.get("claims", []):
-        lo, hi = c["ci"]
+        lo, hi = c.get("ci_adjusted") or c["ci"]
+        level = c.get("ci_adjusted_level")
         line = (f"{c['claim']} ({c['source']}): **{c['verdict']}**; {c['statistic']} = {c['value']:+.4f} "
-                f"[{lo:+.4f}, {hi:+.4f}], Holm p {c['p_adjusted']:.3g}, {c['n_seeds']} seeds")
+                f"[{lo:+.4f}, {hi:+.4f}] ({f'{level_text(level)} interval, Holm level' if level else '95%, unadjusted'}), "
+                f"Holm p {c['p_adjusted']:.3g}, {c['n_seeds']} seeds")
         if c["verdict"] == "undecided" and c.get("note"):
             line += f"; {c['note']}"
         out.append(line + ".")
+    if report.get("budget"):
+        from relext.studies.report import budget_sentence
+
+        out.append(budget_sentence(report["budget"]))
     return out
 
 

@@ -81,9 +81,16 @@ def power_at(effect: float, se: float, level: float) -> float:
     return float(norm.cdf(d - za) + norm.cdf(-d - za))
 
 
+#: The kinds of claim the goal (MDE <= GOAL_MDE under cross-fitting) is about: gender gaps.
+GOAL_KINDS = ("f1_gap", "eo_gap")
+
+
 def claim_kind(spec: ClaimSpec) -> str:
-    """``micro_f1`` for a claim about micro F1, ``f1_gap`` for one about F1 gaps (the goal's claims)."""
-    return "micro_f1" if "micro F1" in spec.statistic else "f1_gap"
+    """``micro_f1`` for a claim about micro F1, ``eo_gap`` for one about equality-of-opportunity
+    (recall) gaps, ``f1_gap`` for one about F1 gaps; the goal is about the gap claims."""
+    if "micro F1" in spec.statistic:
+        return "micro_f1"
+    return "eo_gap" if "EO gap" in spec.statistic else "f1_gap"
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,42 +190,85 @@ def _seeds_needed(var_e: float, var_s: float, s0: int, target_sd: float, cap: in
     return n if n <= cap else None
 
 
-def claim_power(design: Design, spec: ClaimSpec, *, n_claims: int, seed_counts: Sequence[int] = SEED_COUNTS,
-                planned: int = PLANNED_SEEDS, folds: int = FOLDS, population: Mapping[str, int] = POPULATION,
-                alpha: float = ALPHA, power: float = POWER, goal: float = GOAL_MDE,
-                n_resamples: int | None = None) -> ClaimPower:
-    """The power plan of one claim (module docstring), ``n_claims`` = the size of its Holm family."""
+def _statistic_power(design: Design, name: str, statistic: str, kind: str, direction: int, variants: Sequence[str],
+                     fn, *, n_claims: int, seed_counts: Sequence[int], planned: int, folds: int,
+                     population: Mapping[str, int], alpha: float, power: float, goal: float,
+                     n_resamples: int | None) -> ClaimPower:
+    """The plan of one statistic ``fn`` of ``variants`` (a claim, or one part of one)."""
     data = design.data
-    seeds = data.common_seeds(spec.variants)
+    seeds = data.common_seeds(list(variants))
     if len(seeds) < 2:
-        raise ValueError(f"claim {spec.name!r}: its variants share {len(seeds)} seed(s); a seed part needs 2")
-    est = design.estimate(spec.fn, spec.variants, seeds=seeds)
+        raise ValueError(f"claim {name!r}: its variants share {len(seeds)} seed(s); a seed part needs 2")
+    est = design.estimate(fn, list(variants), seeds=seeds)
     level = alpha / max(n_claims, 1)
     z, z1 = z_total(level, power), z_total(alpha, power)
     s0 = len(seeds)
     var_e, var_s = est.se_entity ** 2, est.se_seed ** 2
-    se_cf = projected_entity_se(data, spec, seeds, population, n_resamples=n_resamples or design.n_resamples,
-                                seed=design.seed)
+    se_cf = projected_entity_se(data, _Stat(list(variants), fn), seeds, population,
+                                n_resamples=n_resamples or design.n_resamples, seed=design.seed)
     var_cf = se_cf ** 2
 
     def sd(var_entity: float, n: float) -> float:
         return math.sqrt(var_entity + var_s * s0 / n)
 
     d = abs(est.value)
-    mde_cf = {n: z * sd(var_cf, n) for n in seed_counts}
-    pw_cf = {n: power_at(d, sd(var_cf, n), level) for n in seed_counts}
-    goal_seeds = _seeds_needed(var_cf, var_s, s0, goal / z)
-    decide_seeds = _seeds_needed(var_cf, var_s, s0, d / z) if d > 0 else None
-    cp = ClaimPower(
-        claim=spec.name, statistic=spec.statistic, kind=claim_kind(spec), direction=spec.direction,
-        variants=list(spec.variants), seeds_today=s0, observed=float(est.value), se_today=est.se,
-        se_seed_today=est.se_seed, se_entity_today=est.se_entity, var_seed_part=var_s, se_entity_crossfit=se_cf,
-        mde_today=z * est.se, power_today=power_at(d, est.se, level), mde_crossfit=mde_cf, power_crossfit=pw_cf,
+    return ClaimPower(
+        claim=name, statistic=statistic, kind=kind, direction=direction, variants=list(variants), seeds_today=s0,
+        observed=float(est.value), se_today=est.se, se_seed_today=est.se_seed, se_entity_today=est.se_entity,
+        var_seed_part=var_s, se_entity_crossfit=se_cf, mde_today=z * est.se, power_today=power_at(d, est.se, level),
+        mde_crossfit={n: z * sd(var_cf, n) for n in seed_counts},
+        power_crossfit={n: power_at(d, sd(var_cf, n), level) for n in sorted({*seed_counts, planned})},
         mde_crossfit_test_population={n: z * sd(var_e, n) for n in seed_counts},
         mde_entity_floor=z * se_cf, mde_fold_averaged={k: z * sd(var_cf, planned * k) for k in (folds, 2 * folds)},
-        mde_alone=z1 * sd(var_cf, planned), seeds_for_goal=goal_seeds, seeds_to_decide=decide_seeds)
-    cp.decide = decide_text(cp, planned=planned, goal=goal, folds=folds,
-                            pw_planned=power_at(d, sd(var_cf, planned), level))
+        mde_alone=z1 * sd(var_cf, planned), seeds_for_goal=_seeds_needed(var_cf, var_s, s0, goal / z),
+        seeds_to_decide=_seeds_needed(var_cf, var_s, s0, d / z) if d > 0 else None)
+
+
+@dataclass
+class _Stat:
+    variants: list[str]
+    fn: object
+
+
+def _worst(values: Sequence[int | None]) -> int | None:
+    return None if any(v is None for v in values) else max(values)
+
+
+def claim_power(design: Design, spec: ClaimSpec, *, n_claims: int, seed_counts: Sequence[int] = SEED_COUNTS,
+                planned: int = PLANNED_SEEDS, folds: int = FOLDS, population: Mapping[str, int] = POPULATION,
+                alpha: float = ALPHA, power: float = POWER, goal: float = GOAL_MDE,
+                n_resamples: int | None = None) -> ClaimPower:
+    """The power plan of one claim (module docstring), ``n_claims`` = the size of its Holm family.
+
+    An intersection-union claim (``spec.parts``: every part must hold, each tested at the claim's
+    level) is planned part by part: its MDEs are the largest of its parts', its power the smallest
+    (an upper bound of the chance that every part is detected), its seed counts the largest; the
+    row shows its weakest part (the least power under cross-fitting at the planned seeds)."""
+    kw = dict(n_claims=n_claims, seed_counts=seed_counts, planned=planned, folds=folds, population=population,
+              alpha=alpha, power=power, goal=goal, n_resamples=n_resamples)
+    kind = claim_kind(spec)
+    parts = getattr(spec, "parts", None)
+    if not parts:
+        cp = _statistic_power(design, spec.name, spec.statistic, kind, spec.direction, spec.variants, spec.fn, **kw)
+    else:
+        each = [_statistic_power(design, p.name, p.name, kind, p.direction, p.variants, p.fn, **kw) for p in parts]
+        weak = min(each, key=lambda c: (c.power_crossfit[planned], -c.mde_crossfit.get(planned, 0.0)))
+        worst = lambda key: {n: max(getattr(c, key)[n] for c in each) for n in getattr(weak, key)}  # noqa: E731
+        cp = ClaimPower(**{**asdict(weak), "claim": spec.name, "statistic": f"{spec.statistic}; weakest: {weak.claim}",
+                           "direction": spec.direction, "variants": list(spec.variants),
+                           "mde_today": max(c.mde_today for c in each), "power_today": min(c.power_today for c in each),
+                           "mde_crossfit": worst("mde_crossfit"),
+                           "power_crossfit": {n: min(c.power_crossfit[n] for c in each) for n in weak.power_crossfit},
+                           "mde_crossfit_test_population": worst("mde_crossfit_test_population"),
+                           "mde_entity_floor": max(c.mde_entity_floor for c in each),
+                           "mde_fold_averaged": worst("mde_fold_averaged"), "mde_alone": max(c.mde_alone for c in each),
+                           "seeds_for_goal": _worst([c.seeds_for_goal for c in each]),
+                           "seeds_to_decide": _worst([c.seeds_to_decide for c in each]),
+                           "extra": {"test": "intersection-union", "weakest_part": weak.claim,
+                                     "parts": [c.to_dict() for c in each]}})
+    cp.decide = decide_text(cp, planned=planned, goal=goal, folds=folds, pw_planned=cp.power_crossfit[planned])
+    if parts and len(parts) > 1:
+        cp.decide += f"; every one of its {len(parts)} parts must be detected (weakest: {cp.extra['weakest_part']})"
     return cp
 
 
@@ -232,7 +282,7 @@ def decide_text(cp: ClaimPower, *, planned: int, goal: float, folds: int, pw_pla
     else:
         parts.append(f"no seed count detects the observed {abs(cp.observed):.4f}: the population's own noise "
                      f"(MDE floor {cp.mde_entity_floor:.4f}) exceeds it")
-    if cp.kind == "f1_gap":
+    if cp.kind in GOAL_KINDS:
         mde = cp.mde_crossfit.get(planned)
         if mde is not None and mde <= goal:
             parts.append(f"goal MDE <= {goal} met at {planned} seeds")
@@ -292,7 +342,7 @@ def plan_section(data: StudyCounts, specs: Sequence[ClaimSpec], *, n_resamples: 
         raise ValueError(f"the planned seed count {planned} must be one of the seed counts "
                          f"{kw.get('seed_counts', SEED_COUNTS)}")
     plan = study_plan(data, specs, n_resamples=n_resamples, seed=seed, planned=planned, goal=goal, **kw)
-    gap = [c for c in plan if c.kind == "f1_gap"]
+    gap = [c for c in plan if c.kind in GOAL_KINDS]
     met = [c.claim for c in gap if c.mde_crossfit[planned] <= goal]
     return {
         "n_claims": len(specs), "level": ALPHA / max(len(specs), 1),
@@ -300,9 +350,9 @@ def plan_section(data: StudyCounts, specs: Sequence[ClaimSpec], *, n_resamples: 
         "test_persons": {g: int(np.sum(data.gender == g)) for g in ("male", "female")},
         "claims": [c.to_dict() for c in plan],
         "summary": {
-            "f1_gap_claims": len(gap),
+            "gap_claims": len(gap),
             "goal_met_at_planned_seeds": met,
-            "worst_f1_gap_mde_at_planned_seeds": max((c.mde_crossfit[planned] for c in gap), default=None),
+            "worst_gap_mde_at_planned_seeds": max((c.mde_crossfit[planned] for c in gap), default=None),
             "seeds_for_goal": {c.claim: c.seeds_for_goal for c in gap if c.claim not in met},
             "out_of_reach_by_seeds": [c.claim for c in gap if c.seeds_for_goal is None],
             "persons_factor_for_goal": {c.claim: math.ceil(persons_factor(c, goal) * 100) / 100 for c in gap
@@ -352,9 +402,9 @@ def add_plan(doc, plan: dict, *, level: int = 2):
                  f"{section['test_persons']['female']} women.")
         head, rows = table_rows(section, planned=planned)
         doc.table(head, rows)
-        doc.para(f"F1-gap claims meeting the goal (MDE <= {goal}) under cross-fitting at {planned} seeds: "
-                 f"{len(s['goal_met_at_planned_seeds'])} of {s['f1_gap_claims']}; the worst F1-gap MDE at "
-                 f"{planned} seeds is {_mde(s['worst_f1_gap_mde_at_planned_seeds'])}. "
+        doc.para(f"Gap claims (F1 and equality-of-opportunity gaps) meeting the goal (MDE <= {goal}) under "
+                 f"cross-fitting at {planned} seeds: {len(s['goal_met_at_planned_seeds'])} of {s['gap_claims']}; "
+                 f"the worst gap MDE at {planned} seeds is {_mde(s['worst_gap_mde_at_planned_seeds'])}. "
                  f"Decided at {planned} seeds (80% power at today's effect): "
                  f"{len(s['decided_at_planned_seeds'])} of {section['n_claims']}.")
         reach = [f"{c} (~{n} seeds)" for c, n in s["seeds_for_goal"].items() if n is not None]

@@ -97,20 +97,55 @@ def study_document(config, summary: dict, variants_info: dict, *, images: bool =
     return doc
 
 
+def budget_sentence(budget: dict) -> str:
+    """CDA's micro-F1 gain and how much of it training as long gives (from
+    :func:`relext.studies.debias.training_budget`)."""
+    if not budget:
+        return ""
+    c, d, x = budget["cda_minus_none"], budget["duplicate_minus_none"], budget["cda_minus_duplicate"]
+    share = budget.get("budget_share")
+    return (f"CDA raises micro F1 by {c['value']:+.4f} over none, but training as long on duplicated data "
+            f"(duplicate - none) gives {d['value']:+.4f} of it" + (f" ({share:.0%})" if share is not None else "")
+            + f"; the gain due to counterfactual data itself is CDA vs duplicate, {x['value']:+.4f} "
+            f"[{x['ci'][0]:+.4f}, {x['ci'][1]:+.4f}] ({c['n_seeds']} seeds): the claim about CDA's F1 gain "
+            "is that comparison.")
+
+
 def _claims(doc, rep: dict) -> None:
     from relext.design import Verdict
-    from relext.studies.claims import claims_table
+    from relext.studies.claims import claims_table, population_label, population_sections
 
     d = rep["design"]
     doc.heading("The paper's claims: verdicts")
     doc.para(f"Decision rule {rep['rule']}. Each claim is a directional test of a statistic of seed-averaged "
-             f"metrics; intervals from a two-level bootstrap ({d['n_resamples']} replicates: seeds with "
-             "replacement, then test entities within gender, crossed and paired across variants); "
-             f"Holm's correction across the {len(rep['claims'])} claims at alpha {d['alpha']}. **supported** / "
-             "**contradicted**: significant after correction, in / against the claimed direction; undecided "
-             "otherwise, with the minimum detectable effect (MDE, 80% power) at the seeds used and the seeds "
-             "that would decide it. 'halves': the verdict on the first and on the second half of the seeds.")
+             f"metrics, worded and quoted as the paper (the claim's source); intervals from a two-level bootstrap "
+             f"({d['n_resamples']} replicates: seeds with replacement, then test entities within gender, crossed "
+             "and paired across variants), the seed x entity interaction counted once; "
+             f"Holm's correction across the {len(rep['claims'])} claims at alpha {d['alpha']}, and each interval "
+             "at the level Holm tested its claim at (it excludes 0 exactly when the claim is decided). "
+             "**supported** / **contradicted**: significant after correction, in / against the claimed direction; "
+             "undecided otherwise, with the minimum detectable effect (MDE, 80% power) at the seeds used and what "
+             "would decide it (more seeds, more articles, either or both). A claim about every member of a set "
+             "(every other relation, every variant) is an intersection-union test: each member at level alpha, "
+             "the claim's p the largest member p; the table shows its weakest member.")
+    if d.get("paper_variants"):
+        doc.para("'Every variant' ranges over the paper's variants (" + ", ".join(f"`{v}`" for v in d["paper_variants"])
+                 + "); the toolkit's controls (" + (", ".join(f"`{v}`" for v in d.get("controls", [])) or "none")
+                 + ") are reported beside the claims, not inside them.")
+    if rep.get("budget"):
+        doc.para(budget_sentence(rep["budget"]))
+    halves = rep.get("half_split") or []
+    if halves:
+        h0 = halves[0]
+        doc.para("'halves': each claim re-decided on two disjoint halves of the seeds *and* the persons "
+                 f"({h0.get('persons_split', 'seeds only')}; {h0.get('persons_per_half', ['?', '?'])[0]} / "
+                 f"{h0.get('persons_per_half', ['?', '?'])[1]} persons); not checked with fewer than "
+                 f"{d.get('half_min_seeds', 3)} seeds in a half.")
+    if rep.get("populations"):
+        doc.para(f"Cross-fitted: the table is on {population_label(rep['population'], rep['n_persons'])}; the same "
+                 "claims on the other population follow it, never pooled silently.")
     claims_table(doc, [Verdict(**c) for c in rep["claims"]], rep.get("half_split"))
+    population_sections(doc, rep)
     flagged = [g for g in rep["gaps"] if g["flagged"]]
     doc.heading(f"Gaps whose combined interval excludes 0 (Benjamini-Hochberg over {len(rep['gaps'])} "
                 "variant x metric x relation gaps)", 3)

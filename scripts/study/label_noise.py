@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -22,9 +23,11 @@ ISSUE_RATES = {"female": 0.112, "male": 0.067}
 
 
 def prediction_sets(root: Path) -> list[Path]:
-    """Committed prediction folders (test protocol) under ``root``."""
+    """Committed test-protocol prediction folders under ``root`` (a fold run's predictions are one
+    part of a cross-fitted set, not a set: skipped)."""
     return sorted(p for p in root.rglob("predictions")
-                  if p.is_dir() and (p / "male_test.jsonl").is_file() and (p / "female_test.jsonl").is_file())
+                  if p.is_dir() and (p / "male_test.jsonl").is_file() and (p / "female_test.jsonl").is_file()
+                  and not any(re.search(r"-fold\d+$", part) for part in p.parts))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     write_docs(out, Path(args.docs))
     for name, s in sections.items():
         sm = s["summary"]
-        print(f"{name}: goal met by {len(sm['goal_met_at_planned_seeds'])} of {sm['f1_gap_claims']} F1-gap claims "
+        print(f"{name}: goal met by {len(sm['goal_met_at_planned_seeds'])} of {sm['gap_claims']} gap claims "
               f"at {power.PLANNED_SEEDS} seeds; decided: {len(sm['decided_at_planned_seeds'])} of {s['n_claims']}")
     return 0
 

@@ -379,5 +379,7 @@ def test_intersection_union_claim_is_the_largest_part_p_value():
     assert claim.estimate is b and claim.extra["weakest_part"] == "b"
     v = verdicts([claim], method="none")[0]
     assert v.verdict == "supported" and v.p_value == 0.04 and v.extra["test"] == "intersection-union"
-    v2 = verdicts([iut_claim("every", "gap", 1, [("a", a, 1), ("c", c, 1)])], method="none")[0]
+    against = iut_claim("every", "gap", 1, [("a", a, 1), ("c", c, 1)])
+    assert against.estimate is c and against.extra["weakest_part"] == "c"   # shows the evidence against
+    v2 = verdicts([against], method="none")[0]
     assert v2.verdict == "contradicted"

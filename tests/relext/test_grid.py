@@ -170,7 +170,8 @@ def test_grid_flags_come_from_the_combined_design(tmp_path):
                     continue
                 assert d["flagged"] == (d["combined"]["p_adjusted"] < 0.05)
     names = [c["claim"] for c in rep["claims"]]
-    assert "Average shows a smaller spouse gap than attention (cnn)" in names
+    assert "Average shows less bias than attention for every encoder except PCNN" in names
+    assert "birthDate satisfies equality of opportunity the least (every combination but RNN+attention)" in names
     md = (tmp_path / "results.md").read_text()
     assert "## The paper's claims: verdicts" in md
     # one seed fewer than 3: nothing flags
@@ -178,3 +179,44 @@ def test_grid_flags_come_from_the_combined_design(tmp_path):
                    plots=False, progress=False)
     assert not any(r["flagged"] for r in two["design_report"]["gaps"]["argmax"])
     assert all(c["verdict"] == "undecided" for c in two["design_report"]["claims"])
+
+
+# ------------------------------------------------------------------ the paper's grid claims (#27)
+def test_grid_claims_worded_as_the_paper():
+    """Average has less bias than attention for CNN and RNN but more for PCNN (the paper's
+    exception: reported beside, not tested); birthDate has the largest EO gap everywhere but
+    RNN+attention, where spouse has; hypernym the smallest F1 gap."""
+    import numpy as np
+
+    from relext.design import Design
+    from relext.studies.claims import evaluate_claims, grid_claim_specs
+    from support.claims_data import BASE, f1_study
+
+    eo = {**BASE, "birthDate": (0.95, 0.85)}                  # birthDate: largest gap
+    small = {r: (m, m - (m - w) / 3) for r, (m, w) in eo.items()}   # a third of each gap
+    f1 = {"cnn-attention": eo, "cnn-average": small, "rnn-average": small,
+          "rnn-attention": {**eo, "spouse": (0.90, 0.70)},   # spouse: largest gap
+          "pcnn-attention": small, "pcnn-average": eo}        # PCNN: average is the more biased
+    d = Design(f1_study(np.random.default_rng(0), f1, noise=0.005), n_resamples=2000)
+    combos = sorted(f1)
+    specs = grid_claim_specs(combos)
+    out = {v.claim: v for v in evaluate_claims(d, specs)}
+    assert not any("birthDate has the smallest" in c for c in out)
+    avg = out["Average shows less bias than attention for every encoder except PCNN"]
+    assert avg.verdict == "supported"
+    assert {p["part"] for p in avg.extra["parts"]} == {"G avg - G att (cnn)", "G avg - G att (rnn)"}
+    assert [c["part"] for c in avg.extra["controls"]] == ["G avg - G att (pcnn)"]
+    assert avg.extra["controls"][0]["value"] > 0
+    from relext.studies.claims import claims_table
+    from wgbcore.render import Document
+
+    md = claims_table(Document("t"), list(out.values())).markdown()
+    assert "beside it, not tested: G avg - G att (pcnn) = +0." in md
+    assert "(weakest: G avg - G att (" in md and "%) |" in md     # each interval says its level
+    v_eo = out["birthDate satisfies equality of opportunity the least (every combination but RNN+attention)"]
+    assert v_eo.verdict == "supported" and not any("rnn-attention" in p["part"] for p in v_eo.extra["parts"])
+    assert out["Spouse satisfies equality of opportunity the least (RNN+attention)"].verdict == "supported"
+    # without RNN+attention in the grid there is no exception to state
+    names = [s.name for s in grid_claim_specs(["cnn-attention", "cnn-average"])]
+    assert not any("RNN+attention)" in n and n.startswith("Spouse satisfies") for n in names)
+    assert "Average scores a higher micro F1 than attention across the board" in names

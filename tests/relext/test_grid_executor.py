@@ -11,7 +11,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -56,6 +55,30 @@ def test_cli_grid_bad_configs_are_one_line_errors_without_grid_json(tmp_path, ar
     assert res.exit_code != 0 and match in res.output, res.output
     assert "Traceback" not in res.output
     assert not (tmp_path / "g" / "grid.json").exists()
+
+
+def test_cli_debias_grid_checks_every_run_before_any_work_and_passes_the_executor(tmp_path, monkeypatch):
+    from wgb.cli import cli
+
+    runner = CliRunner()
+    res = runner.invoke(cli, ["re", "debias-grid", str(tmp_path / "s"), "--variants", "none", "--seeds", "0",
+                              "--set", "hidden=abc"])
+    assert res.exit_code != 0 and "field 'hidden' of ExtractorConfig expects int" in res.output
+    assert "Traceback" not in res.output and not (tmp_path / "s" / "study.json").exists()
+    seen = {}
+
+    def fake_run_study(config, out, progress=True, train=True, executor=None):
+        seen["executor"] = executor
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.md").write_text("# report\n")
+        return {"meta": {"runs_evaluated": 0, "n_runs": 1, "runs_failed": {}}}
+
+    monkeypatch.setattr("relext.studies.debias.run_study", fake_run_study)
+    res = runner.invoke(cli, ["re", "debias-grid", str(tmp_path / "s"), "--variants", "none", "--executor",
+                              "processes", "--workers", "2", "--threads-per-run", "1", "--retries", "2"])
+    assert res.exit_code == 0, res.output
+    ex = seen["executor"]
+    assert (ex.kind, ex.workers, ex.threads_per_run, ex.retries) == ("processes", 2, 1, 2)
 
 
 def test_a_failing_run_is_reported_with_its_log_and_named_in_the_verdicts(tmp_path):
@@ -240,3 +263,28 @@ def test_loopback_cluster_with_a_worker_killed_mid_run_completes_with_identical_
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_the_trainer_holds_the_run_folder_lock(tmp_path):
+    from relext.train import TrainConfig, train
+    from wgbcore.lock import FolderLocked, try_lock
+
+    held = try_lock(tmp_path / "run", what="run")  # another writer is on it
+    with pytest.raises(FolderLocked, match="this run is in use by another wgb process"):
+        train(TrainConfig(epochs=1, dataset=str(tmp_path / "no-such-data")), tmp_path / "run", progress=False)
+    held.release()
+    with pytest.raises(FileNotFoundError):  # free again: it trains (and fails on the data, leaving no folder)
+        train(TrainConfig(epochs=1, dataset=str(tmp_path / "no-such-data")), tmp_path / "fresh", progress=False)
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_rerunning_resumes_only_what_is_missing(tmp_path):
+    first = _grid(tmp_path, train_overrides={"fail_seed": 2})
+    assert list(first["meta"]["runs_failed"]) == ["cnn-average-seed2"]
+    evals = {p: p.stat().st_mtime_ns for p in tmp_path.glob("runs/*/eval.json")}
+    again = _grid(tmp_path)  # the failure fixed: only the failed run is trained and evaluated
+    assert again["meta"]["runs_failed"] == {} and again["meta"]["runs_missing"] == []
+    assert {p: p.stat().st_mtime_ns for p in evals} == evals
+    timing = json.loads((tmp_path / "timing.json").read_text())
+    assert len(timing["invocations"]) == 2 and timing["invocations"][1]["executor"] == "serial"
+    assert list(timing["runs"]) == ["cnn-average-seed1", "cnn-average-seed3", "cnn-average-seed2"]

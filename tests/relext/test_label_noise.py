@@ -173,3 +173,29 @@ def test_committed_label_noise_results_are_consistent():
 def test_committed_rates_match_the_embedded_release():
     res = json.loads((ROOT / "results/re_crossfit/label_noise.json").read_text())
     assert ln.rates(ln.spouse_evidence()) == res["rates"]["marriage_words"]
+
+
+def test_rows_shaped_like_relext_predict_find_their_sentences():
+    """Rows carrying the evaluation bags' ``sentence_ids`` (what ``relext.predict`` writes) are
+    found in the benchmark they came from; a bag that loses its marriage word is dropped."""
+    from relext.bags import SplitRows, evaluation_bags
+    from tests.support.relext_data import tiny_dataset
+
+    ds = tiny_dataset(n_train=4, n_eval=6)
+    ev = ln.spouse_evidence(ds)
+    rows = []
+    for split in ("male_test", "female_test"):
+        bags = evaluation_bags(SplitRows.from_dataset(ds[split], split))
+        for i, (meta, labels) in enumerate(zip(bags.meta, bags.labels)):
+            scores = [0.0] * len(RELATIONS)
+            scores[labels[0]] = 1.0                       # a perfect extractor
+            rows.append((f"{split}.jsonl:{i + 1}", {"bag_id": f"{split}-{i:06d}", "split": split, **meta,
+                                                    "labels": labels, "scores": scores}))
+    res = ln.spouse_gap_sensitivity([rows], ev, n_resamples=100)
+    assert res["dropped_bags_per_run"] == [{"male": 0, "female": 0}]   # every template has a marriage word
+    assert res["all"]["value"] == res["without"]["value"] == 0.0
+    # take the marriage words out of one female spouse bag's sentences: that bag is dropped
+    target = next(r for _, r in rows if r["gender"] == "female" and SP in r["labels"])
+    ev.sentence.update({sid: False for sid in target["sentence_ids"]})
+    res = ln.spouse_gap_sensitivity([rows], ev, n_resamples=100)
+    assert res["dropped_bags_per_run"] == [{"male": 0, "female": 1}]

@@ -103,6 +103,25 @@ def test_claim_kind():
     kinds = {s.name: power.claim_kind(s) for s in claim_specs(["none", "cda", "duplicate"])}
     assert kinds["CDA raises micro F1"] == "micro_f1"
     assert kinds["CDA reduces the spouse F1 gap"] == "f1_gap"
+    assert power.claim_kind(ClaimSpec("eo", "|EO gap birthDate| - |EO gap r|", -1, ["v"], EO.fn)) == "eo_gap"
+
+
+def test_intersection_union_claim_is_planned_by_its_weakest_part():
+    from relext.studies.claims import Part
+
+    data = _study(np.random.default_rng(5), delta=0.05)
+    design = Design(data, n_resamples=500)
+    strong = Part("strong", ["v"], lambda m: m["v"]["eo_gap:spouse"], 1)
+    weak = Part("weak", ["v"], lambda m: m["v"]["eo_gap:spouse"] - 0.045, 1)
+    iut = ClaimSpec("both", "both parts", 1, ["v"], parts=[strong, weak])
+    cp = power.claim_power(design, iut, n_claims=1)
+    each = [power.claim_power(design, ClaimSpec(p.name, p.name, 1, ["v"], p.fn), n_claims=1) for p in (strong, weak)]
+    assert cp.extra["weakest_part"] == "weak" and cp.observed == pytest.approx(each[1].observed)
+    for n in power.SEED_COUNTS:
+        assert cp.power_crossfit[n] == min(c.power_crossfit[n] for c in each)
+        assert cp.mde_crossfit[n] == max(c.mde_crossfit[n] for c in each)
+    assert [p["claim"] for p in cp.extra["parts"]] == ["strong", "weak"]
+    assert "every one of its 2 parts" in cp.decide
 
 
 def test_find_runs(tmp_path):
@@ -125,7 +144,7 @@ def test_plan_section_and_its_table():
                            lambda m: m["w"]["micro_f1:pooled"] - m["v"]["micro_f1:pooled"])]
     sec = power.plan_section(data, specs, n_resamples=300, population={"male": 600, "female": 600})
     assert sec["n_claims"] == 2 and sec["level"] == pytest.approx(0.025)
-    assert sec["summary"]["f1_gap_claims"] == 1
+    assert sec["summary"]["gap_claims"] == 1
     head, rows = power.table_rows(sec)
     assert head[0] == "claim" and len(rows) == 2 and rows[0][0] == "eo gap"
     assert any("MDE crossfit, 5 seeds" == h for h in head)

@@ -94,3 +94,58 @@ def synthetic_bias(study, measure: str = "fisher", *, amplify: float = 1.5, seed
             per_graph[g] = [BiasResult(measure, f"transe:{g}", spec, rows, seed=s)]
         out[s] = per_graph
     return out
+
+
+def extractor_study(n_male: int = 150, n_female: int = 150, seeds=SEEDS, *, gendered: bool = False, seed: int = 0,
+                    miss: float = 0.1, spurious: float = 0.08, n_rare: int = 30, rare: float = 0.01,
+                    gold_seed: int | None = None):
+    """A :class:`wgb.pipeline.propagation.Study` whose gold hypernym holdings lean by gender and
+    whose extractor (one per seed) misses each gold holding with probability ``miss`` and adds a
+    spurious holding of each of four items with probability ``spurious`` per person. Gender-blind
+    (``gendered=False``): every error independent of the person's gender. Gendered: the same error
+    counts in expectation, but spurious items follow the stereotype (male-leaning items to men,
+    female-leaning to women) and misses fall on the holders of the other gender's items. Either way
+    ``n_rare`` rare error-born items are added with probability ``rare`` per person regardless of
+    gender: they add bias mass (a sum of |score|) without any gendered error."""
+    from relext.design import StudyCounts
+    from wgb.pipeline.propagation import Study
+
+    rng = np.random.default_rng(seed)
+    ids = [f"m{i:03d}" for i in range(n_male)] + [f"f{i:03d}" for i in range(n_female)]
+    gender = np.array(["male"] * n_male + ["female"] * n_female)
+    male = gender == "male"
+    lean = {"Actor": 0.35, "Engineer": 0.25, "Writer": 0.0, "Actress": -0.35, "Nurse": -0.25, "Singer": -0.05,
+            "Kerala": 0.0, "Johnny Depp": 0.0, "Football": 0.0, "Opera": 0.0,
+            **{f"Rare {i}": 0.0 for i in range(n_rare)}}
+    stereo = {"Kerala": 1, "Football": 1, "Johnny Depp": -1, "Opera": -1}    # the gendered extractor's errors
+    items = list(lean)
+    gold = np.zeros((len(ids), len(items)), dtype=bool)
+    g_rng = rng if gold_seed is None else np.random.default_rng(gold_seed)   # the same gold graph for two extractors
+    for j, o in enumerate(items[:6]):
+        base = 0.25
+        gold[:, j] = g_rng.random(len(ids)) < np.where(male, base + lean[o] / 2, base - lean[o] / 2)
+    holds, counts = {}, {}
+    for s in seeds:
+        x = gold.copy()
+        if gendered:   # misses: twice as likely for a counter-stereotypical holding, half for the others
+            counter = np.array([[(lean[o] < 0) == m and lean[o] != 0 for o in items] for m in male])
+            p = np.where(counter, min(1.0, 2 * miss), miss / 2)
+        else:
+            p = np.full(gold.shape, miss)
+        x &= ~(rng.random(gold.shape) < p)
+        for o, side in stereo.items():
+            j = items.index(o)
+            if gendered:
+                target = male if side > 0 else ~male
+                x[:, j] |= target & (rng.random(len(ids)) < 2 * spurious)
+            else:
+                x[:, j] |= rng.random(len(ids)) < spurious
+        for i in range(n_rare):
+            x[:, items.index(f"Rare {i}")] |= rng.random(len(ids)) < rare
+        holds[s] = {"gold": gold, "baseline": x}
+        c = np.zeros((len(ids), len(RELATIONS), 3), dtype=np.int64)
+        c[:, RELATIONS.index("spouse"), 0] = 1
+        counts.setdefault("extraction:baseline", {})[s] = c
+        counts.setdefault("graph:baseline", {})[s] = c
+    return Study(StudyCounts(np.array(ids), gender, counts), ["baseline"], list(seeds),
+                 {s: items for s in seeds}, holds)

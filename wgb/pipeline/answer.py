@@ -146,6 +146,15 @@ class ClaimBook:
 def analyse(p: Propagation, *, alpha: float = 0.05, min_count: int = 5, top: int = 5,
             n_draws: int | None = None) -> dict[str, Any]:
     """Every estimate of the report, the claims and their verdicts (Holm across all claims)."""
+    try:   # small products: one BLAS thread is many times faster than two on a busy machine
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        from contextlib import nullcontext as threadpool_limits
+    with threadpool_limits(1):
+        return _analyse(p, alpha=alpha, min_count=min_count, top=top, n_draws=n_draws)
+
+
+def _analyse(p: Propagation, *, alpha: float, min_count: int, top: int, n_draws: int | None) -> dict[str, Any]:
     from wgb.pipeline.nulls import N_DRAWS
 
     st = p.study
@@ -185,8 +194,13 @@ def facts_estimate(p: Propagation, variant: str, key: str, *, minus: str | None 
     rels = [RELATIONS.index(r) for r in POSITIVE_RELATIONS]
     key = key if key.endswith(":all") else f"{key.split(':')[0]}:{RELATIONS.index(key.split(':')[1])}"
 
+    cache = p.__dict__.setdefault("_facts_cache", {})
+
     def one(v, s, wm, wf):
-        return facts_gap(st.counts.counts[f"graph:{v}"][s], st.male, st.female, wm, wf, rels)[key]
+        k = (v, s, wm.shape[0])
+        if k not in cache:
+            cache[k] = facts_gap(st.counts.counts[f"graph:{v}"][s], st.male, st.female, wm, wf, rels)
+        return cache[k][key]
 
     return p.design.estimate_weighted(
         lambda s, wm, wf: one(variant, s, wm, wf) - (one(minus, s, wm, wf) if minus else 0.0), st.seeds)

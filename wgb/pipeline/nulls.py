@@ -59,19 +59,40 @@ def blind_holds(gold: np.ndarray, extracted: np.ndarray, rng: np.random.Generato
     return out
 
 
-def sparse_data_scores(holds: np.ndarray, male: np.ndarray, female: np.ndarray, w_male: np.ndarray,
-                       w_female: np.ndarray) -> np.ndarray:
-    """:func:`wgb.pipeline.propagation.data_scores` through sparse products (cost: weights x
-    holdings, not weights x persons x items): (K, I)."""
+def null_parts(gold_scores: np.ndarray, in_gold: np.ndarray, draws: Sequence[np.ndarray], male: np.ndarray,
+               female: np.ndarray, w_male: np.ndarray, w_female: np.ndarray, *, chunk: int = 25) -> dict[str, np.ndarray]:
+    """The parts of the bias added (:func:`wgb.pipeline.propagation.decompose`) of each null
+    graph in ``draws`` ((E, I) holdings each) against the gold graph's scores (K, I) under the
+    entity weights: part -> (K, J). Data scores through sparse products, ``chunk`` draws at a time
+    (cost: weights x holdings, not weights x persons x items)."""
     from scipy import sparse
 
-    def side(h, w):
-        held = sparse.csr_matrix(h.astype(float))
-        n = w @ h.any(1).astype(float)                                  # (K,)
-        c = np.asarray((held.T @ w.T).T)                                 # (K, I)
-        return np.divide(c, n[:, None], out=np.zeros_like(c), where=n[:, None] > 0)
+    k_, n_items = gold_scores.shape
+    ag = np.abs(gold_scores)
+    out = {p: np.empty((k_, len(draws))) for p in (*DATA_PARTS, "shift")}
+    for a in range(0, len(draws), chunk):
+        block = draws[a:a + chunk]
+        j_ = len(block)
 
-    return side(holds[male], w_male) - side(holds[female], w_female)
+        def share(mask, w):
+            h = np.concatenate([d[mask] for d in block], axis=1)                  # (E_g, J*I)
+            n = w @ np.stack([d[mask].any(1) for d in block], axis=1).astype(float)  # (K, J)
+            c = np.asarray((sparse.csr_matrix(h.astype(float)).T @ w.T).T).reshape(k_, j_, n_items)
+            return np.divide(c, n[:, :, None], out=np.zeros_like(c), where=n[:, :, None] > 0)
+
+        s = share(male, w_male) - share(female, w_female)                          # (K, J, I)
+        ae = np.abs(s)
+        in_null = np.stack([d.any(0) for d in block])                              # (J, I)
+        shared, born, missed = in_null & in_gold, in_null & ~in_gold, ~in_null & in_gold
+        sl = slice(a, a + j_)
+        out["shared"][:, sl] = ((ae - ag[:, None]) * shared).sum(-1)
+        out["error_born"][:, sl] = (ae * born).sum(-1)
+        out["missed"][:, sl] = (ag[:, None] * missed).sum(-1)
+        out["added"][:, sl] = (ae * in_null).sum(-1) - (ag * in_gold).sum(-1)[:, None]
+        n_sh = shared.sum(-1)
+        out["shift"][:, sl] = np.divide(((s - gold_scores[:, None]) * shared).sum(-1), n_sh,
+                                        out=np.zeros((k_, j_)), where=n_sh > 0)
+    return out
 
 
 class DataNull:
@@ -99,33 +120,26 @@ class DataNull:
             self._draws[key] = [blind_holds(h["gold"], h[variant], rng) for _ in range(self.n_draws)]
         return self._draws[key]
 
-    def parts_of(self, seed: int, holds: np.ndarray, w_male: np.ndarray, w_female: np.ndarray) -> dict[str, np.ndarray]:
-        from wgb.pipeline.propagation import decompose
-
+    def parts(self, seed: int, variant: str, w_male: np.ndarray, w_female: np.ndarray) -> dict[str, np.ndarray]:
+        """Part -> (K, n_draws): the parts of every null graph of the seed under the weights."""
         st = self.prop.study
-        gold = self.prop.phi(seed, "gold", w_male, w_female)
-        s = sparse_data_scores(holds, st.male, st.female, w_male, w_female)
-        return decompose(gold, s, st.holds[seed]["gold"].any(0), holds.any(0))
+        return null_parts(self.prop.phi(seed, "gold", w_male, w_female), st.holds[seed]["gold"].any(0),
+                          self.draws(seed, variant), st.male, st.female, w_male, w_female)
 
     def mean_parts(self, seed: int, variant: str, w_male: np.ndarray, w_female: np.ndarray) -> dict[str, np.ndarray]:
+        """Part -> (K,): the mean over the null graphs (cached per seed, variant and K)."""
         key = (seed, variant, w_male.shape[0])
         if key not in self._means:
-            acc = {p: np.zeros(w_male.shape[0]) for p in DATA_PARTS}
-            for h in self.draws(seed, variant):
-                parts = self.parts_of(seed, h, w_male, w_female)
-                for p in DATA_PARTS:
-                    acc[p] += parts[p]
-            self._means[key] = {p: v / self.n_draws for p, v in acc.items()}
+            self._means[key] = {p: v.mean(1) for p, v in self.parts(seed, variant, w_male, w_female).items()}
         return self._means[key]
 
     def draw_parts(self, seed: int, variant: str) -> dict[str, np.ndarray]:
-        """Per part, its value on each null graph of the seed (unweighted): (n_draws,)."""
+        """Part -> (n_draws,): each null graph's part, unweighted."""
         key = (seed, variant, "draws")
         if key not in self._means:
             st = self.prop.study
             one = np.ones((1, int(st.male.sum()))), np.ones((1, int(st.female.sum())))
-            rows = [self.parts_of(seed, h, *one) for h in self.draws(seed, variant)]
-            self._means[key] = {p: np.array([r[p][0] for r in rows]) for p in DATA_PARTS}
+            self._means[key] = {p: v[0] for p, v in self.parts(seed, variant, *one).items()}
         return self._means[key]
 
     def distribution(self, variant: str, part: str, *, minus: str | None = None) -> np.ndarray:
@@ -175,22 +189,25 @@ def facts_gap(counts: np.ndarray, male: np.ndarray, female: np.ndarray, w_male: 
     under entity weights (K, E_g): per relation index (and ``"all"``, their sum), the gold and
     extracted men - women difference in facts per person, the gender-blind expectation
     ``(1 - q) x gold`` and ``widening`` = extracted - expectation; each (K,)."""
+    rel = list(relations)
+
+    def totals(mask, w):   # (K, R') weighted gold facts, extracted facts, missed facts, per person
+        c = counts[mask][:, rel].astype(float)                                  # (E_g, R', 3)
+        cols = np.concatenate([c[..., 0] + c[..., 2], c[..., 0] + c[..., 1], c[..., 2]], axis=1)
+        t = w @ cols                                                            # (K, 3R')
+        return t[:, :len(rel)], t[:, len(rel):2 * len(rel)], t[:, 2 * len(rel):], w.sum(1)[:, None]
+
+    gm, xm, fm, nm = totals(male, w_male)
+    gf, xf, ff, nf = totals(female, w_female)
+    q = np.divide(fm + ff, gm + gf, out=np.zeros_like(gm), where=(gm + gf) > 0)
+    r = {"gold": gm / nm - gf / nf, "extracted": xm / nm - xf / nf}
+    r["blind"] = (1 - q) * r["gold"]
+    r["widening"] = r["extracted"] - r["blind"]
     out: dict[str, np.ndarray] = {}
-    nm, nf = w_male.sum(1), w_female.sum(1)
-    total = {k: 0.0 for k in ("gold", "extracted", "blind", "widening")}
-    for j in relations:
-        cm, cf = counts[male][:, j].astype(float), counts[female][:, j].astype(float)   # (E_g, 3)
-        gm, gf = w_male @ (cm[:, 0] + cm[:, 2]), w_female @ (cf[:, 0] + cf[:, 2])
-        xm, xf = w_male @ (cm[:, 0] + cm[:, 1]), w_female @ (cf[:, 0] + cf[:, 1])
-        fn = w_male @ cm[:, 2] + w_female @ cf[:, 2]
-        q = np.divide(fn, gm + gf, out=np.zeros_like(fn), where=(gm + gf) > 0)
-        r = {"gold": gm / nm - gf / nf, "extracted": xm / nm - xf / nf}
-        r["blind"] = (1 - q) * r["gold"]
-        r["widening"] = r["extracted"] - r["blind"]
-        for k, v in r.items():
-            out[f"{k}:{j}"] = v
-            total[k] = total[k] + v
-    out.update({f"{k}:all": np.asarray(v) for k, v in total.items()})
+    for k, v in r.items():
+        for i, j in enumerate(rel):
+            out[f"{k}:{j}"] = v[:, i]
+        out[f"{k}:all"] = v.sum(1)
     return out
 
 
@@ -307,5 +324,6 @@ def _pair_estimate(obs: np.ndarray, ctrl: np.ndarray, draws: np.ndarray, w_items
                  p_value=1.0 if degenerate else bootstrap_p_value(reps["combined"]), n_seeds=S, seeds=list(seeds),
                  confidence=confidence, degenerate=degenerate)
     pairs = np.array([c1[0, x, y] for x in range(S) for y in range(S) if x != y])
-    return {"observed": float(o1[0].mean()), "control": float(pairs.mean()) if pairs.size else 0.0,
+    # the control of the total is 0 up to rounding (every pair both ways): no "-0.0000" in a report
+    return {"observed": float(o1[0].mean()), "control": float(round(pairs.mean(), 12)) + 0.0 if pairs.size else 0.0,
             "control_ci": ci(pairs) if pairs.size else nan2, "estimate": e}

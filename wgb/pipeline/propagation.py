@@ -15,8 +15,10 @@ The first two go into one :class:`relext.design.StudyCounts` (variants ``extract
 ``graph:<v>``), the third through :meth:`relext.design.Design.estimate_weighted`: every estimate is
 the two-level (seed x test entity) bootstrap of :mod:`relext.design`, paired across extractors,
 between extraction and graph, and with the gold graph. Embedding measures are computed once per
-seed on embeddings trained on the whole graph, so their intervals are over seeds only (Student t):
-resampling test entities would mean retraining the embeddings.
+seed on embeddings trained on the whole graph, so their parts here are intervals over seeds only
+(Student t): resampling test entities would mean retraining the embeddings. The run's claims do not
+use these raw parts alone: :mod:`wgb.pipeline.nulls` tests the data measure against a gender-blind
+extractor with the same errors, and the embedding measures against retraining noise (seeds x items).
 
 **Bias mass and its decomposition.** For a measure with item scores ``s_G(o)`` on graph ``G`` (+ =
 towards male), ``mass(G) = sum_o |s_G(o)|``. Bias added by extraction = ``mass(extracted) -
@@ -227,13 +229,15 @@ class Propagation:
     """The pooled estimates of one run (see the module docstring)."""
 
     def __init__(self, study: Study, bias: Mapping[int, Mapping[str, list]], *, measures: Sequence[str],
-                 n_resamples: int = 1000, bootstrap_seed: int = 0, confidence: float = 0.95) -> None:
+                 n_resamples: int = 1000, bootstrap_seed: int = 0, confidence: float = 0.95,
+                 min_resamples: int = MIN_RESAMPLES) -> None:
         from kge.report import ITEM_MEASURES
 
         self.study, self.bias = study, bias
         # at least 2000 replicates: the smallest bootstrap p-value (2 / (B + 1)) must survive Holm
         # across a dozen claims
-        self.design = Design(study.counts, n_resamples=max(MIN_RESAMPLES, n_resamples), seed=bootstrap_seed,
+        # (``min_resamples``: lower only for simulations that repeat a whole study many times)
+        self.design = Design(study.counts, n_resamples=max(min_resamples, n_resamples), seed=bootstrap_seed,
                              confidence=confidence)
         self.confidence = confidence
         #: embedding measures with one score per hypernym value

@@ -18,7 +18,8 @@ FIG_WIDTH, DPI = 10.0, 100
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 REL_COLORS = {"spouse": "#c0504d", "hypernym": "#4f8a10", "birthDate": "#8064a2", "birthPlace": "#2b8cbe"}
 PART_LABELS = {"shared": "shared items: |extracted| − |gold|", "error_born": "error-born items",
-               "missed": "missed gold items (subtracted)", "added": "total bias added"}
+               "missed": "missed gold items (subtracted)", "added": "total bias added",
+               "excess": "total − control"}
 
 
 def _plt():
@@ -42,51 +43,52 @@ def _err(e: dict) -> list[list[float]] | None:
 
 
 def plot_propagation(analysis: dict, path: Path) -> Path:
-    """Left: extraction EO gap vs graph recall gap per relation and extractor; right: how much of
-    each debiased extractor's gap reduction is left in the graph, per relation."""
+    """Left: the widening of the facts-per-person difference per relation and extractor (0 = a
+    gender-blind extractor with the same error rates); right: how much each debiased extractor
+    reduces the extraction |F1 gap| and the graph's widening, per relation."""
     plt = _plt()
     comps = analysis["comparisons"]
     fig, axes = plt.subplots(1, 2 if comps else 1, figsize=(FIG_WIDTH, 4.4), squeeze=False)
     ax = axes[0][0]
-    extractors = list(dict.fromkeys(r["extractor"] for r in analysis["relations"]))
-    lim = 0.0
+    rows = analysis.get("facts", [])
+    extractors = list(dict.fromkeys(r["extractor"] for r in rows))
+    rels = list(dict.fromkeys(r["relation"] for r in rows))
+    width = 0.8 / max(len(extractors), 1)
     for k, v in enumerate(extractors):
-        for r in (r for r in analysis["relations"] if r["extractor"] == v):
-            x, y = r["extraction_eo_gap"], r["graph_recall_gap"]
-            if not (_ok(x["value"]) and _ok(y["value"])):
+        for i, rel in enumerate(rels):
+            r = next(x for x in rows if x["extractor"] == v and x["relation"] == rel)
+            e = r["widening"]
+            if not _ok(e["value"]):
                 continue
-            ax.errorbar(x["value"], y["value"], xerr=_err(x), yerr=_err(y), fmt=MARKERS[k % len(MARKERS)],
-                        color=REL_COLORS.get(r["relation"], "k"), capsize=3, ms=7, label=f"{v}: {r['relation']}")
-            lim = max(lim, *(abs(c) for c in (*x["ci"], *y["ci"]) if _ok(c)), abs(x["value"]), abs(y["value"]))
-    lim = (lim or 0.05) * 1.1
-    ax.plot([-lim, lim], [-lim, lim], color="grey", lw=0.8, ls="--", label="graph gap = extraction gap")
-    ax.axhline(0, color="grey", lw=0.6)
-    ax.axvline(0, color="grey", lw=0.6)
-    ax.set_xlim(-lim, lim)
-    ax.set_ylim(-lim, lim)
-    ax.set_xlabel("extraction recall gap (EO), male − female")
-    ax.set_ylabel("graph recall gap, male − female")
-    ax.set_title("Extraction gap → graph (95% CI)", fontsize=11)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8, frameon=False)
+            ax.bar(i + (k - (len(extractors) - 1) / 2) * width, e["value"], width, color=f"C{k}", yerr=_err(e),
+                   capsize=3, label=v if i == 0 else None)
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_xticks(range(len(rels)))
+    ax.set_xticklabels(["all" if r == "all" else r for r in rels])
+    ax.set_ylabel("facts per person, men − women:\nextracted − gender-blind")
+    ax.set_title("Widening of the facts-per-person difference (95% CI)", fontsize=11)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=max(len(extractors), 1), fontsize=8,
+              frameon=False)
     if comps:
         ax = axes[0][1]
         rels = [r["relation"] for r in comps[0]["per_relation"]]
         width = 0.8 / (2 * len(comps))
         for k, c in enumerate(comps):
-            for j, (level, color) in enumerate((("extraction", "#7f7f7f"), ("graph", "#1f77b4"))):
+            for j, (level, color, lab) in enumerate((("extraction", "#7f7f7f", "extraction |F1 gap|"),
+                                                     ("graph", "#1f77b4", "graph widening"))):
                 off = (2 * k + j - (2 * len(comps) - 1) / 2) * width
                 for i, row in enumerate(c["per_relation"]):
                     e = row[level]
                     if not _ok(e["value"]):
                         continue
                     ax.bar(i + off, e["value"], width, color=color, alpha=1.0 if k == 0 else 0.6,
-                           yerr=_err(e), capsize=2, label=f"{c['debiased']}: {level}" if i == 0 else None)
+                           yerr=_err(e), capsize=2, label=f"{c['debiased']}: {lab}" if i == 0 else None)
         ax.axhline(0, color="black", lw=0.6)
         ax.set_xticks(range(len(rels)))
         ax.set_xticklabels(rels)
-        ax.set_ylabel(f"|gap| of {comps[0]['baseline']} − |gap| of debiased")
-        ax.set_title("Gap reduction: extraction (F1) vs graph (recall)", fontsize=11)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8, frameon=False)
+        ax.set_ylabel(f"{comps[0]['baseline']} − debiased")
+        ax.set_title("Reduction: extraction |F1 gap| and graph widening", fontsize=11)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8, frameon=False)
     fig.tight_layout()
     try:
         return atomic_savefig(path, fig, dpi=DPI, bbox_inches="tight")
@@ -102,13 +104,13 @@ def plot_bias_added(analysis: dict, path: Path) -> Path | None:
         return None
     plt = _plt()
     fig, axes = plt.subplots(len(measures), 1, figsize=(FIG_WIDTH, 1.2 + 1.9 * len(measures)), squeeze=False)
-    parts = ["shared", "error_born", "missed", "added"]
+    parts = ["shared", "error_born", "missed", "added", "excess"]
     for ax, m in zip(axes[:, 0], measures):
         mine = [r for r in rows if r["measure"] == m]
         h = 0.8 / max(len(mine), 1)
         for k, r in enumerate(mine):
             for i, part in enumerate(parts):
-                e = dict(r[part])
+                e = dict(r["excess"]["added"] if part == "excess" else r[part])
                 if part == "missed" and _ok(e["value"]):  # drawn as what it takes away
                     e = {**e, "value": -e["value"], "ci": [-c if _ok(c) else c for c in reversed(e["ci"])]}
                 if not _ok(e["value"]):
@@ -121,8 +123,10 @@ def plot_bias_added(analysis: dict, path: Path) -> Path | None:
         ax.set_yticklabels([PART_LABELS[p] for p in parts], fontsize=9)
         ax.invert_yaxis()
         over = mine[0]["over"] if mine else ""
-        ax.set_title(f"{m}: bias mass added by extraction (+ = more bias; 95% CI over {over})", fontsize=10)
-        if not any(_ok(r[part]["value"]) for r in mine for part in parts):
+        ctrl = mine[0].get("control_kind", "control") if mine else "control"
+        ax.set_title(f"{m}: bias mass added by extraction (+ = more bias; 95% CI over {over}; "
+                     f"control: {ctrl})", fontsize=10)
+        if not any(_ok((r["excess"]["added"] if part == "excess" else r[part])["value"]) for r in mine for part in parts):
             ax.text(0.5, 0.5, "not measured on these graphs", ha="center", va="center", transform=ax.transAxes,
                     color="grey")
     handles = {}
