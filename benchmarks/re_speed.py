@@ -183,17 +183,17 @@ class OpenNRETrainer:
         return {"wall_s": wall, "cpu_s": _cpu() - c, "mean_loss": total / max(count, 1)}
 
 
-def paired(ours: OursTrainer, peer: OpenNRETrainer, *, pairs: int, warmup: int, log=print) -> dict:
+def paired(ours: OursTrainer, peer: OpenNRETrainer, *, pairs: int, warmup: int, log=print, partial=None) -> dict:
     """``warmup`` untimed epochs of each, then ``pairs`` pairs of one epoch each, alternating which
     goes first (ours first in pairs 1, 3, 5, ...), with the load averages before and after each
-    pair; the ratio of a pair is the peer's epoch over ours (wall and CPU seconds)."""
-    warm = []
+    pair; the ratio of a pair is the peer's epoch over ours (wall and CPU seconds). ``partial``
+    is called with the summary so far after every pair (a cut-short run keeps its pairs)."""
+    warm, rows = [], []
     for _ in range(warmup):
         l0 = _load()
         w = {"ours": ours.epoch(), "opennre": peer.epoch(), "load_before": l0, "load_after": _load()}
         warm.append(w)
         log(json.dumps({"warmup": w}))
-    rows = []
     for i in range(pairs):
         l0 = _load()
         first, second = ("ours", "opennre") if i % 2 == 0 else ("opennre", "ours")
@@ -205,17 +205,22 @@ def paired(ours: OursTrainer, peer: OpenNRETrainer, *, pairs: int, warmup: int, 
                "ratio_cpu": r["opennre"]["cpu_s"] / r["ours"]["cpu_s"], "load_before": l0, "load_after": _load()}
         rows.append(row)
         log(json.dumps(row))
+        if partial is not None:
+            partial(_summary(ours, peer, warm, rows, pairs))
+    return _summary(ours, peer, warm, rows, pairs)
+
+
+def _summary(ours, peer, warm: list, rows: list, planned: int) -> dict:
     wall = [q["ratio_wall"] for q in rows]
     cpu = [q["ratio_cpu"] for q in rows]
+    med = lambda side, key: float(np.median([q[side][key] for q in rows]))  # noqa: E731
     return {
-        "ours": ours.name, "opennre": peer.name, "dataloader_workers": peer.workers, "warmup_epochs": warmup,
-        "warmup": warm, "pairs": rows,
+        "ours": ours.name, "opennre": peer.name, "dataloader_workers": peer.workers, "warmup_epochs": len(warm),
+        "pairs_planned": planned, "warmup": warm, "pairs": rows,
         "ratio_wall_median": float(np.median(wall)), "ratio_wall_range": [min(wall), max(wall)],
         "ratio_cpu_median": float(np.median(cpu)), "ratio_cpu_range": [min(cpu), max(cpu)],
-        "ours_epoch_wall_median": float(np.median([q["ours"]["wall_s"] for q in rows])),
-        "opennre_epoch_wall_median": float(np.median([q["opennre"]["wall_s"] for q in rows])),
-        "ours_epoch_cpu_median": float(np.median([q["ours"]["cpu_s"] for q in rows])),
-        "opennre_epoch_cpu_median": float(np.median([q["opennre"]["cpu_s"] for q in rows])),
+        "ours_epoch_wall_median": med("ours", "wall_s"), "opennre_epoch_wall_median": med("opennre", "wall_s"),
+        "ours_epoch_cpu_median": med("ours", "cpu_s"), "opennre_epoch_cpu_median": med("opennre", "cpu_s"),
     }
 
 
@@ -234,7 +239,12 @@ def main(argv=None) -> int:
     ap.add_argument("--batches", type=int, default=None,
                     help="time only the first N batches of each epoch and extrapolate (labelled)")
     ap.add_argument("--out", default=str(HERE / "results" / "re_speed"))
+    ap.add_argument("--render", metavar="JSON", help="only re-render the markdown of a results JSON")
     args = ap.parse_args(argv)
+    if args.render:
+        r = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        _atomic_text(Path(args.render).with_suffix(".md"), render_md(r))
+        return 0
 
     torch.set_num_threads(args.threads)
     import wikigenderbias
@@ -285,11 +295,14 @@ def main(argv=None) -> int:
                 ap.error("--batches does not apply to the OpenNRE pairs (whole epochs only); add --no-opennre")
             ours = OursTrainer(prepared, vocab, vectors, "pcnn", sel)
             peer = OpenNRETrainer(path, vocab, vectors, sel)
-            res = paired(ours, peer, pairs=args.pairs, warmup=args.warmup, log=lambda x: print(x, flush=True))
-            results.setdefault("vs_opennre", {})[f"pcnn+{sel}"] = res
-            results.setdefault("speedup_vs_opennre", {})[f"pcnn+{sel}"] = round(res["ratio_wall_median"], 2)
-            results.setdefault("cpu_ratio_vs_opennre", {})[f"pcnn+{sel}"] = round(res["ratio_cpu_median"], 2)
-            write(results, args.out)
+            def record(res, sel=sel):
+                results.setdefault("vs_opennre", {})[f"pcnn+{sel}"] = res
+                results.setdefault("speedup_vs_opennre", {})[f"pcnn+{sel}"] = round(res["ratio_wall_median"], 2)
+                results.setdefault("cpu_ratio_vs_opennre", {})[f"pcnn+{sel}"] = round(res["ratio_cpu_median"], 2)
+                write(results, args.out)
+
+            record(paired(ours, peer, pairs=args.pairs, warmup=args.warmup, log=lambda x: print(x, flush=True),
+                          partial=record))
         for enc, sel, *impl in models:
             r = time_ours(prepared, vocab, vectors, enc, sel, epochs=args.epochs, warmup=args.warmup,
                           impl=impl[0] if impl else None, batches=args.batches)
@@ -319,14 +332,18 @@ def pcnn_ratios(results: dict) -> None:
 
 
 def write(results: dict, out: str) -> None:
-    """Results so far (rewritten after every model, so a cut-short run keeps what it measured)."""
+    """Results so far (rewritten after every pair and model, so a cut-short run keeps what it measured)."""
     results["load_end"] = _load()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    for suffix, text in ((".json", json.dumps(results, indent=2) + "\n"), (".md", render_md(results))):
-        tmp = out.with_suffix(suffix + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, out.with_suffix(suffix))
+    _atomic_text(out.with_suffix(".json"), json.dumps(results, indent=2) + "\n")
+    _atomic_text(out.with_suffix(".md"), render_md(results))
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    from wgbcore.atomicio import atomic_write_text
+
+    atomic_write_text(path, text)
 
 
 def render_md(r: dict) -> str:
@@ -348,7 +365,8 @@ def render_md(r: dict) -> str:
     for key, v in r.get("vs_opennre", {}).items():
         lines += [
             f"## {key}: ours vs {v['opennre']} ({v['dataloader_workers']} DataLoader workers), "
-            f"{len(v['pairs'])} alternating pairs", "",
+            f"{len(v['pairs'])} alternating pairs" + (f" (of {v['pairs_planned']} planned: cut short)"
+                                                      if len(v["pairs"]) < v.get("pairs_planned", 0) else ""), "",
             f"**Speedup (OpenNRE epoch / ours, wall): {v['ratio_wall_median']:.2f}x, median of {len(v['pairs'])} "
             f"pairs (range {v['ratio_wall_range'][0]:.2f}-{v['ratio_wall_range'][1]:.2f})**; CPU seconds: "
             f"{v['ratio_cpu_median']:.2f}x (range {v['ratio_cpu_range'][0]:.2f}-{v['ratio_cpu_range'][1]:.2f}; "

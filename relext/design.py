@@ -160,8 +160,9 @@ def interaction_correction(point: float, crossed: np.ndarray, seed_only: np.ndar
 class Design:
     """The two-level (seed x entity) bootstrap over a :class:`StudyCounts` (module docstring).
 
-    One entity resample (within gender) is drawn for the whole design, and one seed draw per set
-    of seeds, so every estimate and every comparison made with one ``Design`` is paired.
+    One entity resample (within gender, and within fold and population when the data has them) is
+    drawn for the whole design, and one seed draw per set of seeds (a seed carries its K fold
+    models), so every estimate and every comparison made with one ``Design`` is paired.
     """
 
     def __init__(self, data: StudyCounts, *, n_resamples: int = 2000, seed: int = 0,

@@ -215,7 +215,7 @@ def power_needs(est: Estimate, *, alpha_level: float, power: float = 0.8, max_se
         return mde, None, "the observed effect is 0", "", None
     need = (d / z) ** 2
     if need >= var:
-        return mde, None, "", "", None
+        return mde, None, "the observed effect is above the MDE (undecided by chance at 80% power)", "", None
     seeds_alone = need > floor
     articles_alone = need > p["seed"]
     m = (var - p["seed"]) / (need - p["seed"]) if articles_alone else None

@@ -76,11 +76,13 @@ def re_debias_study() -> str:
     cl = rep["claims"]
     decided = [c for c in cl if c["verdict"] != "undecided"]
     stable = [h for h in rep.get("half_split", []) if h.get("stable")]
-    limited = [c for c in cl if c["verdict"] == "undecided" and "no seed count" in (c.get("note") or "")]
-    out += ["", f"{len(decided)} of {len(cl)} claims decided ({len(stable)} of them the same on both halves of "
-                f"the seeds); {len(limited)} undecided claims are limited by the test set itself: its "
-                "sampling noise (the entity-only part of the interval) hides the observed effect at any number "
-                "of seeds, so deciding them needs more test articles, not more seeds."]
+    needs = {k: [c["claim"] for c in cl if c["verdict"] == "undecided" and c.get("needs") == k]
+             for k in ("seeds", "seeds or articles", "articles", "seeds and articles")}
+    out += ["", f"{len(decided)} of {len(cl)} claims decided ({len(stable)} of them the same on two disjoint halves "
+                "of the seeds and the persons). What would decide the undecided ones (80% power at Holm's first "
+                "level; as seeds grow the variance falls to the persons' own sampling noise): "
+                + "; ".join(f"more {k}: {len(v)}" + (f" ({', '.join(v)})" if k == "seeds and articles" else "")
+                            for k, v in needs.items() if v) + "."]
     flagged = [g for g in rep["gaps"] if g["flagged"]]
     out += ["", f"Gaps whose combined interval excludes 0 after Benjamini-Hochberg correction over all "
                 f"{len(rep['gaps'])} variant x metric x relation gaps: "

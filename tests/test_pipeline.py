@@ -88,7 +88,7 @@ def test_report_leads_with_verdicts_and_pools_the_seeds(tiny_run):
         assert r["added"]["value"] == pytest.approx(r["shared"]["value"] + r["error_born"]["value"]
                                                     - r["missed"]["value"], abs=1e-9)
     md = (out / "report" / "report.md").read_text()
-    assert md.index("## Answer") < md.index("## How to read it") < md.index("## 1. Extraction gap")
+    assert md.index("## Answer") < md.index("## How to read it") < md.index("## 1. Facts per person")
     html = (out / "report" / "report.html").read_text()
     assert "data:image/png;base64," in html and "<table" in html and html.count("<ul>") >= 1
     assert html.index('id="answer"') < html.index('id="graph"') and "undecided" in html

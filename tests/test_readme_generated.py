@@ -103,3 +103,14 @@ def test_setup_record_is_parsed_from_pytest_output(tmp_path):
         assert "1001 passed, 1 failed, 2 skipped" in headline.setup_times("r.json")
     finally:
         headline.ROOT = old
+
+
+def test_the_docs_hook_drops_sphinx_roles():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from mkdocs_hooks import clean
+    finally:
+        sys.path.pop(0)
+    html = "<p>See :func:<code>load</code> and :class:<code>~wgbcore.registry.Registry</code>::</p>"
+    assert clean(html) == "<p>See <code>load</code> and <code>Registry</code>:</p>"
+    assert clean("<p>a :: b</p>") == "<p>a :: b</p>"

@@ -94,6 +94,9 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
                      ("pronouns", pronouns), ("require_head", require_head)):
         if val is not None:
             distant[key] = val
+    if distant.get("pronouns") and not distant.get("require_head", False):
+        click.echo("warning: --pronouns changes nothing without --require-head (the paper's rule, the default, "
+                   "takes every sentence that mentions the tail)", err=True)
     if year_mentions is not None:
         distant["tail_kinds"] = tuple(k for k in MATCH_KINDS if k != "none" and (year_mentions or k != "year"))
     split = dict(cfg.get("split", {}))

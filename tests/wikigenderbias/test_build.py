@@ -305,6 +305,9 @@ def test_cli_build(dumps):
     assert r.exit_code == 0, r.output
     report = json.loads((tmp / "c2" / "report.json").read_text())
     assert report["config"]["distant"]["pronouns"] is True
+    # under the paper's rule (the default) no sentence needs to name the person, so --pronouns says so
+    assert report["config"]["distant"]["require_head"] is False
+    assert "--pronouns changes nothing without --require-head" in r.output
 
 
 # --------------------------------------------------------------------------- streaming build

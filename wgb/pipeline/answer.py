@@ -104,10 +104,12 @@ class ClaimBook:
     def __init__(self) -> None:
         self.entries: list[dict[str, Any]] = []
 
-    def add(self, kind: str, estimate: Estimate, over: str, *, inputs: Sequence[Estimate] = (), **names: str) -> str:
+    def add(self, kind: str, estimate: Estimate, over: str, *, inputs: Sequence[Estimate] = (), note: str = "",
+            **names: str) -> str:
         """Add one claim of ``kind`` about ``estimate``; ``inputs``: the estimates the claim is
-        built from or compared with (refused when ``estimate`` is one of them). Returns its id
-        (:func:`claim_id`), by which other claims name it as a premise."""
+        built from or compared with (refused when ``estimate`` is one of them); ``note``: shown
+        with its verdict (e.g. the parts of a total). Returns its id (:func:`claim_id`), by which
+        other claims name it as a premise."""
         k = CLAIMS[kind]
         for i, e in enumerate(inputs):
             if _same(estimate, e):
@@ -116,7 +118,7 @@ class ClaimBook:
         cid = claim_id(kind, **names)
         if any(x["id"] == cid for x in self.entries):
             raise ValueError(f"claim {cid!r} added twice")
-        self.entries.append({"id": cid, "question": k.question, "over": over,
+        self.entries.append({"id": cid, "question": k.question, "over": over, "note": note,
                              "premises": [claim_id(pk, **{a: t.format(**names) for a, t in pn.items()})
                                           for pk, pn in k.premises],
                              "claim": Claim(k.sentence.format(**names), k.statistic.format(**names), k.direction,
@@ -132,12 +134,14 @@ class ClaimBook:
         for x, v in zip(self.entries, vs):
             row = {**v.to_dict(), "id": x["id"], "question": x["question"], "over": x["over"],
                    "premises": x["premises"]}
+            if x["note"]:
+                row["note"] = "; ".join(t for t in (x["note"], row.get("note", "")) if t)
             unknown = [p for p in x["premises"] if p not in by_id]
             if unknown:
                 raise ValueError(f"claim {x['id']!r}: premise(s) {unknown} not among the run's claims")
             failed = [by_id[p] for p in x["premises"] if by_id[p].verdict != "supported"]
             if failed:
-                row.update(verdict=NOT_APPLICABLE, seeds_to_decide=None,
+                row.update(verdict=NOT_APPLICABLE, seeds_to_decide=None, needs="",
                            note="premise not supported: " + "; ".join(f"{f.claim} ({f.verdict})" for f in failed))
             rows.append(row)
         return rows
@@ -267,10 +271,22 @@ def _bias_added_rows(p: Propagation, null: DataNull, measures: Sequence[str], bo
                 row["control"] = {part: {"observed": x["observed"], "null_mean": x["control"],
                                          "null_ci": x["control_ci"]} for part, x in ex.items()}
                 row["excess"] = {part: as_row(x["estimate"], ITEM_LEVEL) for part, x in ex.items()}
-                if v == base:
-                    book.add("embedding_excess", ex["added"]["estimate"], ITEM_LEVEL, v=v, m=m)
+                if v == base:   # decided on the total; its parts against the same control beside it
+                    book.add("embedding_excess", ex["added"]["estimate"], ITEM_LEVEL, v=v, m=m,
+                             note=_parts_note(ex))
             added.append(row)
     return added
+
+
+def _parts_note(ex: dict[str, dict]) -> str:
+    def one(part, label):
+        e = ex[part]["estimate"]
+        if not math.isfinite(e.value):
+            return f"{label} –"
+        return f"{label} {e.value:+.4f} [{e.ci[0]:+.4f}, {e.ci[1]:+.4f}]"
+
+    return "parts − control: " + ", ".join(one(p, lab) for p, lab in (("shared", "shared"), ("error_born", "error-born"),
+                                                                    ("missed", "missed")))
 
 
 def _scores(p: Propagation, seed: int, graph: str, measure: str) -> dict[str, float] | None:

@@ -60,14 +60,17 @@ def blind_holds(gold: np.ndarray, extracted: np.ndarray, rng: np.random.Generato
 
 
 def null_parts(gold_scores: np.ndarray, in_gold: np.ndarray, draws: Sequence[np.ndarray], male: np.ndarray,
-               female: np.ndarray, w_male: np.ndarray, w_female: np.ndarray, *, chunk: int = 25) -> dict[str, np.ndarray]:
+               female: np.ndarray, w_male: np.ndarray, w_female: np.ndarray, *,
+               budget: int = 5_000_000) -> dict[str, np.ndarray]:
     """The parts of the bias added (:func:`wgb.pipeline.propagation.decompose`) of each null
     graph in ``draws`` ((E, I) holdings each) against the gold graph's scores (K, I) under the
-    entity weights: part -> (K, J). Data scores through sparse products, ``chunk`` draws at a time
-    (cost: weights x holdings, not weights x persons x items)."""
+    entity weights: part -> (K, J). Data scores through sparse products (cost: weights x
+    holdings, not weights x persons x items), as many draws at a time as keep each (K, draws, I)
+    array under ``budget`` values."""
     from scipy import sparse
 
     k_, n_items = gold_scores.shape
+    chunk = max(1, budget // max(1, k_ * n_items))
     ag = np.abs(gold_scores)
     out = {p: np.empty((k_, len(draws))) for p in (*DATA_PARTS, "shift")}
     for a in range(0, len(draws), chunk):
