@@ -265,6 +265,7 @@ def main(argv=None) -> int:
     prep_s = time.perf_counter() - t
     results = {
         "benchmark": "re_speed", "data": "WikiGenderBias train split (embedded release)",
+        "command": "python " + " ".join([sys.argv[0], *sys.argv[1:]]),
         "train_bags": len(prepared.bags), "train_sentences": int(len(prepared.bags.rows)),
         "mean_tokens": round(float(prepared.table.lengths.float().mean()), 2),
         "hyperparameters": {"hidden": 230, "kernel": 3, "word_dim": 50, "pos_dim": 5, "max_length": 120,
@@ -354,6 +355,7 @@ def render_md(r: dict) -> str:
         f"{r['train_bags']} training bags, {r['train_sentences']} sentences (mean {r['mean_tokens']} tokens), "
         f"{r['threads']} torch threads on {r['cpu_count']} cores (OMP_WAIT_POLICY={r.get('omp_wait_policy')}); "
         f"torch {r['torch']}; started {r['started']}, finished {r.get('finished', '(running)')}.",
+        f"Command: `{r.get('command', '')}`.",
         f"Load average (1/5/15 min) at start {r['load_start']}, at end {r['load_end']}: the machine is shared, "
         "so absolute times vary with its load; compare the ratios, measured side by side.",
         f"One-off preparation (not in the epoch times): Word2Vec {r['word2vec_seconds']} s (cached after the first run), "

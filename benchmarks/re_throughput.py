@@ -66,7 +66,7 @@ class LoadSampler:
 
     def summary(self) -> dict:
         s = self.samples or [round(os.getloadavg()[0], 2)]
-        return {"min": min(s), "median": statistics.median(s), "max": max(s), "n": len(s)}
+        return {"min": min(s), "median": round(statistics.median(s), 2), "max": max(s), "n": len(s)}
 
 
 def run_phase(name: str, executor, root: Path, args) -> dict:
@@ -177,7 +177,8 @@ def markdown(res: dict) -> str:
     s, p = res["serial"], res["parallel"]
     lines = [
         "# Run executor throughput", "",
-        f"{res['runs']} PCNN+attention runs of {res['epochs']} epochs on the embedded release "
+        f"{res['runs']} PCNN+attention runs of {res['epochs']} epoch{'s' if res['epochs'] > 1 else ''} on the "
+        "embedded release "
         f"(train + evaluate, {res['resamples']} bootstrap resamples), {res['started']}, {res['cpu_count']} cores, "
         f"torch {res['torch']}, OMP_WAIT_POLICY={res.get('omp_wait_policy')}. Shared machine: load averages "
         f"below. Command: `{res.get('command')}`.", "",

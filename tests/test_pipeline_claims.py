@@ -12,7 +12,7 @@ import pytest
 from relext.design import Estimate
 from support.propagation_data import SEEDS, extractor_study, synthetic_study
 from wgb.pipeline.answer import CLAIMS, NOT_APPLICABLE, ClaimBook, TautologyError, facts_estimate
-from wgb.pipeline.nulls import DataNull, blind_holds, embedding_excess, null_parts
+from wgb.pipeline.nulls import DataNull, blind_holds, embedding_excess
 from wgb.pipeline.propagation import ENTITY_LEVEL, Propagation, data_scores, decompose
 from wikigenderbias.schema import RELATIONS
 
@@ -159,9 +159,11 @@ def test_a_claim_equal_to_its_input_is_refused():
     book = ClaimBook()
     with pytest.raises(TautologyError, match="by construction"):
         book.add("widening", graph, ENTITY_LEVEL, inputs=[extraction], v="baseline")
+    zero = _estimate(0.0, 0.0, 0.0, se=0.0)     # two constants are equal by accident, not by construction
+    book.add("survives_graph", zero, ENTITY_LEVEL, inputs=[zero], d="cda", base="baseline")
     w = facts_estimate(p, "baseline", "widening:all")
     book.add("widening", w, ENTITY_LEVEL, inputs=[facts_estimate(p, "baseline", "gold:all")], v="baseline")
-    assert len(book.entries) == 1
+    assert len(book.entries) == 2
 
 
 def test_widening_is_zero_for_a_gender_blind_extractor_and_found_for_a_gendered_one():

@@ -38,7 +38,7 @@ import numpy as np
 from relext.design import MIN_SEEDS, Estimate, bootstrap_p_value
 
 #: Gender-blind graphs drawn per seed and extracted graph.
-N_DRAWS = 200
+N_DRAWS = 100
 DATA_PARTS = ("added", "shared", "error_born", "missed")
 
 
