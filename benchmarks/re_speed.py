@@ -6,13 +6,15 @@ Word2Vec matrix and vocabulary. OpenNRE prepares sentences in its DataLoader wor
 epoch, which is part of its epoch time; our one-off featurization is reported separately.
 
 Methodology (as ``kge_speed.py``): each side's model is built once and first trains ``--warmup``
-untimed epochs (the first epoch of a process pays one-off costs: 16.8 s cold vs 4.3 s warm for
-ours once); then ``--pairs`` pairs of one more epoch each are timed, alternating which side goes
+untimed epochs (the first epoch of a process pays one-off costs, which an earlier version of this
+benchmark put into the ratio); then ``--pairs`` pairs of one more epoch each are timed, alternating which side goes
 first, with the 1/5/15-minute load averages before and after each pair. The speedup is the
 median of the pairs' ratios (OpenNRE epoch / ours; wall and CPU seconds), with their range.
 
     python benchmarks/re_speed.py                       # 5 pairs vs OpenNRE, then pcnn+average, cnn+attention
-    python benchmarks/re_speed.py --models '' --threads 1 --out benchmarks/results/re_speed_1t
+    # the committed re_speed (1 thread, as the studies' runs) and re_speed_2t (2 threads; a loaded machine)
+    python benchmarks/re_speed.py --models '' --threads 1
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/re_speed.py --models '' --threads 2 --out benchmarks/results/re_speed_2t
     python benchmarks/re_speed.py --models pcnn:attention --no-opennre
     python benchmarks/re_speed.py --models rnn:attention,birnn:attention --no-opennre --out benchmarks/results/re_speed_rnn
     # the GRU encoders with PCNN before and after them in the same run (the committed re_speed_gru)
@@ -41,6 +43,7 @@ import os
 import argparse
 import json
 import platform
+import shlex
 import sys
 import tempfile
 import time
@@ -265,7 +268,7 @@ def main(argv=None) -> int:
     prep_s = time.perf_counter() - t
     results = {
         "benchmark": "re_speed", "data": "WikiGenderBias train split (embedded release)",
-        "command": "python " + " ".join([sys.argv[0], *sys.argv[1:]]),
+        "command": "python " + shlex.join([sys.argv[0], *sys.argv[1:]]),
         "train_bags": len(prepared.bags), "train_sentences": int(len(prepared.bags.rows)),
         "mean_tokens": round(float(prepared.table.lengths.float().mean()), 2),
         "hyperparameters": {"hidden": 230, "kernel": 3, "word_dim": 50, "pos_dim": 5, "max_length": 120,

@@ -460,7 +460,9 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
     summary = {
         "meta": {**config.to_dict(), "version": package_version(),
                  "n_runs": len(config.runs()), "runs_done": runs_done,
-                 "runs_evaluated": sum(len(v) for v in results.values()),
+                 "runs_evaluated": (sum(len(v) for v in results.values()) if config.folds is None else  # fold runs
+                                    sum((config.run_dir(out, names[n]) / "eval.json").exists() for n in runs_done)),
+                 "protocol": config.protocol,
                  "runs_failed": failed or {}, "runs_failed_logs": logs or {},
                  "runs_missing": missing, "runs_unreadable": unreadable},
         "timing": {

@@ -56,6 +56,14 @@ def tracked_files() -> list[str]:
     return sorted({f for f in out.split("\0") if f})
 
 
+def _compiles(path: Path) -> bool:
+    try:
+        compile(path.read_bytes(), str(path), "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def _step(cmd: str, cwd: Path, log: Path) -> dict:
     t0 = time.perf_counter()
     with open(log, "w", encoding="utf-8") as fh:
@@ -78,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         if (ROOT / rel).is_file():
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, copy / rel)
+    broken = [str(f.relative_to(copy)) for f in sorted(copy.rglob("*.py")) if not _compiles(f)]
+    if broken:  # a file caught mid-edit: the measurement would time a collection error
+        raise SystemExit(f"{broken[0]}: does not compile in the copy (caught mid-edit?); {len(broken)} such file(s)")
     shared = copy.parent / "shared"
     if Path(args.shared).exists() and not shared.exists():
         shared.symlink_to(args.shared)

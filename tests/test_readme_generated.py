@@ -114,3 +114,10 @@ def test_the_docs_hook_drops_sphinx_roles():
     html = "<p>See :func:<code>load</code> and :class:<code>~wgbcore.registry.Registry</code>::</p>"
     assert clean(html) == "<p>See <code>load</code> and <code>Registry</code>:</p>"
     assert clean("<p>a :: b</p>") == "<p>a :: b</p>"
+
+
+def test_setup_record_refuses_a_file_caught_mid_edit(tmp_path):
+    _, _, record_setup = _scripts()
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    (tmp_path / "bad.py").write_text("def f():\n  x = 1\n    y = 2\n")
+    assert record_setup._compiles(tmp_path / "ok.py") and not record_setup._compiles(tmp_path / "bad.py")

@@ -56,6 +56,9 @@ def study_document(config, summary: dict, variants_info: dict, *, images: bool =
     if rep.get("claims"):
         _claims(doc, rep)
     doc.heading("Per-variant tables")
+    if summary.get("meta", {}).get("folds"):
+        doc.para("Cross-fitted: no per-run tables (a fold run predicts a fifth of the persons); every number "
+                 "of this study comes from the seed x person design above, which joins each seed's fold runs.")
     doc.para("Gaps are male − female, seed mean with a Student-t 95% interval across seeds (seed variance "
              "only); `b k/n`: in k of n runs the entity-bootstrap interval excludes 0. These intervals each "
              "leave out one source of variance: flags and verdicts come from the combined seed x entity "

@@ -107,10 +107,15 @@ def data_scores(holds: np.ndarray, male: np.ndarray, female: np.ndarray, w_male:
                 w_female: np.ndarray) -> np.ndarray:
     """The ``data`` measure (equal opportunity, difference) of every item under entity weights:
     ``A_o / A - B_o / B`` with A, B the (weighted) men and women holding at least one item and
-    A_o, B_o those holding item o; (K, I) for (K, E_male) and (K, E_female) weights."""
+    A_o, B_o those holding item o; (K, I) for (K, E_male) and (K, E_female) weights. Holdings are
+    sparse (a person holds one or two items): the products go through ``scipy.sparse``, whose cost
+    is weights x holdings, not weights x persons x items."""
+    from scipy import sparse
+
     hm, hf = holds[male].astype(float), holds[female].astype(float)
     a, b = w_male @ hm.any(1), w_female @ hf.any(1)
-    ao, bo = w_male @ hm, w_female @ hf
+    ao = np.asarray((sparse.csr_matrix(hm).T @ w_male.T).T)
+    bo = np.asarray((sparse.csr_matrix(hf).T @ w_female.T).T)
 
     def share(c, n):
         return np.divide(c, n[:, None], out=np.zeros_like(c), where=n[:, None] > 0)
