@@ -12,7 +12,9 @@ writes (its output folder is the unit of resumption). The folder on disk is the 
   holder finished it (its marker appears) or died (the kernel released its lock);
 * a task whose worker died (killed, out of memory, machine lost) is resubmitted, up to
   :data:`MAX_WORKER_DEATHS` times; the lock of a dead process vanishes with it, and the task resumes
-  from whatever its folder holds;
+  from whatever its folder holds. (A local pool breaks as a whole when one worker dies: the tasks
+  that were running then are resubmitted uncharged and run one at a time until each has ended or
+  died alone, so that a death is charged to the task that caused it.);
 * a task that raises is retried ``retries`` times, then reported failed with a one-line error and
   its log file; the other tasks go on (``fail_fast``: stop at the first failure).
 
@@ -217,6 +219,10 @@ def run_tasks(tasks: Iterable[Task], config: ExecutorConfig | None = None, *,
                 continue
             for handle, outcome in backend.wait(timeout=1.0):
                 task = in_flight.pop(handle)
+                if outcome is not None and outcome.status == "lost":  # died beside others: not charged
+                    pending.appendleft(task)
+                    attempts[task.key] -= 1
+                    continue
                 if outcome is None or outcome.status == "died":
                     deaths[task.key] += 1
                     why = outcome.error if outcome is not None else "its worker process died"

@@ -37,11 +37,18 @@ class _Serial:
 class _Pool:
     def __init__(self, cfg: ExecutorConfig):
         self.cfg = cfg
-        self.slots = cfg.n_workers()
+        self.workers = cfg.n_workers()
         self.gpus = cfg.gpu_list()
         self.futures: dict = {}
+        #: tasks in flight together when a worker died (which one killed it is unknown): they run
+        #: one at a time until each has ended or died alone, so that a death is charged to its task
+        self.suspects: set[str] = set()
         self.pool = None
         self._start()
+
+    @property
+    def slots(self) -> int:
+        return 1 if self.suspects else self.workers
 
     def _start(self) -> None:
         import multiprocessing as mp
@@ -51,7 +58,7 @@ class _Pool:
         # their tasks need once and run many tasks
         ctx = mp.get_context("spawn")
         counter = ctx.Value("i", 0)
-        self.pool = ProcessPoolExecutor(self.slots, mp_context=ctx, initializer=_pool_init,
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_pool_init,
                                         initargs=(self.cfg.n_threads(), self.gpus, self.cfg.runs_per_gpu, counter))
 
     def submit(self, task: Task, attempt: int):
@@ -65,17 +72,23 @@ class _Pool:
         from concurrent.futures.process import BrokenProcessPool
 
         done, _ = fwait(list(self.futures), timeout=timeout, return_when=FIRST_COMPLETED)
-        out, broken = [], False
+        out, lost, broken = [], [], False
         for fut in done:
             handle = self.futures.pop(fut)
             try:
                 out.append((handle, fut.result()))
+                self.suspects.discard(handle[0])
             except BrokenProcessPool:
                 broken = True
-                out.append((handle, None))
+                lost.append(handle)
         if broken:  # every task of the broken pool is lost with it: resubmitted by the caller
-            out += [(h, None) for h in self.futures.values()]
+            lost += list(self.futures.values())
             self.futures.clear()
+            if len(lost) == 1:  # it was alone: its death is its own (None = charged to the task)
+                out.append((lost[0], None))
+            else:
+                self.suspects.update(h[0] for h in lost)
+                out += [(h, Outcome(h[0], "lost", error="a worker process died", attempts=h[1])) for h in lost]
             self.pool.shutdown(wait=False, cancel_futures=True)
             self._start()
         return out

@@ -55,7 +55,8 @@ class Task:
 @dataclass
 class Outcome:
     key: str
-    #: done | failed | busy (another process holds the folder) | died (its worker was lost)
+    #: done | failed | busy (another process holds the folder) | died (its worker was lost) | lost
+    #: (a local worker died while this task ran beside others: resubmitted, not charged to it)
     status: str
     value: Any = None
     error: str | None = None

@@ -151,11 +151,26 @@ def tiny_data(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def gendered_data(tmp_path_factory):
-    """Tiny articles with he/she and his/her: the study's embedding-bias report needs two pairs."""
-    from support.debias_data import tiny_dsdict
+    """Tiny articles with he/she and his/her (the study's embedding-bias report needs two pairs),
+    four persons per test split (the design's half splits need more than one)."""
+    from datasets import Dataset, DatasetDict
+
+    from support.debias_data import article
+    from wikigenderbias.schema import sentence_features
+
+    names = ["John Smith", "Jane Doe", "Carl Green", "Emma Stone", "Peter Brown", "Anna White", "Paul Roe",
+             "Lucy Black"]
+
+    def split(name, genders):
+        rows = []
+        for i, g in enumerate(genders):
+            rows += article(name, f"e{i}", names[i], g, names[-1 - i])
+        return Dataset.from_list(rows, features=sentence_features())
 
     path = tmp_path_factory.mktemp("data") / "gendered"
-    tiny_dsdict().save_to_disk(str(path))
+    DatasetDict({"train": split("train", ["male", "female"] * 3), "validation": split("validation", ["male", "female"]),
+                 "male_test": split("male_test", ["male"] * 4),
+                 "female_test": split("female_test", ["female"] * 4)}).save_to_disk(str(path))
     return path
 
 

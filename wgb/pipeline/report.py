@@ -124,8 +124,10 @@ def plot_bias_added(analysis: dict, path: Path) -> Path | None:
         ax.invert_yaxis()
         over = mine[0]["over"] if mine else ""
         ctrl = mine[0].get("control_kind", "control") if mine else "control"
-        ax.set_title(f"{m}: bias mass added by extraction (+ = more bias; 95% CI over {over}; "
-                     f"control: {ctrl})", fontsize=10)
+        ex_over = mine[0].get("excess_over", over) if mine else ""
+        ax.set_title(f"{m}: bias mass added by extraction (+ = more bias; 95% CI over {over}"
+                     + (f", total − control over {ex_over}" if ex_over != over else "") + f"; control: {ctrl})",
+                     fontsize=10)
         if not any(_ok((r["excess"]["added"] if part == "excess" else r[part])["value"]) for r in mine for part in parts):
             ax.text(0.5, 0.5, "not measured on these graphs", ha="center", va="center", transform=ax.transAxes,
                     color="grey")
