@@ -252,5 +252,31 @@ def pbg_scaling() -> str:
     return "\n".join(lines)
 
 
-BLOCKS = {"kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru,
+
+def re_speed_pcnn() -> str:
+    """PCNN+attention against OpenNRE: median of the alternating pairs, warm-up excluded (1 and 2 threads)."""
+    import statistics
+
+    out = []
+    for src in ("benchmarks/results/re_speed.json", "benchmarks/results/re_speed_2t.json"):
+        path = ROOT / src
+        if not path.exists():
+            continue
+        d = json.loads(path.read_text(encoding="utf-8"))
+        v = d["vs_opennre"]["pcnn+attention"]
+        pairs = v["pairs"]
+        ours = statistics.median(p["ours"]["wall_s"] for p in pairs)
+        peer = statistics.median(p["opennre"]["wall_s"] for p in pairs)
+        wall = [p["ratio_wall"] for p in pairs]
+        loads = [x for p in pairs for x in (p["load_before"][0], p["load_after"][0])]
+        out.append(f"- {d['threads']} torch thread(s): PCNN+attention epoch {ours:.1f} s against OpenNRE "
+                   f"{v['opennre'].split()[2]}'s {peer:.1f} s (medians): "
+                   f"**{d['speedup_vs_opennre']['pcnn+attention']:.2f}x** wall (median of {len(pairs)} alternating "
+                   f"pairs, range {min(wall):.2f}-{max(wall):.2f}), {d['cpu_ratio_vs_opennre']['pcnn+attention']:.2f}x "
+                   f"CPU time; {v['warmup_epochs']} warm-up epoch excluded on both sides; 1-minute load "
+                   f"{min(loads):.1f}-{max(loads):.1f} on {d['cpu_count']} shared cores (`{src}`).")
+    return "\n".join(out) or "Not measured yet."
+
+
+BLOCKS = {"re-speed-pcnn": re_speed_pcnn, "kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru,
           "data-build-speed": data_build_speed, "data-build-scale": data_build_scale, "distant-vs-release": distant_vs_release, "pbg-scaling": pbg_scaling}
