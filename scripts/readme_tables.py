@@ -228,7 +228,16 @@ def crossfit_blocks() -> dict:
         src = "results/re_crossfit/folds.md"
         lines = (ROOT / src).read_text(encoding="utf-8").splitlines()
         return "\n".join([*lines[2:], "", f"(`{src}`, written by `scripts/study/crossfit_folds.py`)"]).strip()
-    return {"power-plan": block("power-plan"), "label-noise": block("label-noise"), "crossfit-folds": folds}
+    def md(src: str, what: str):
+        def body() -> str:
+            path = ROOT / src
+            if not path.exists():
+                return f"{what} not committed yet."
+            return path.read_text(encoding="utf-8").strip() + f"\n\n(`{src}`, written by `scripts/study/crossfit_report.py`)"
+        return body
+    return {"power-plan": block("power-plan"), "label-noise": block("label-noise"), "crossfit-folds": folds,
+            "re-crossfit-study": md("results/re_crossfit/debias/protocols.md", "The cross-fitted study"),
+            "re-crossfit-label-noise": md("results/re_crossfit/debias/label_noise_gap.md", "The label-noise gaps")}
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,0 +1,166 @@
+"""The debiasing study under both protocols, side by side, from committed results:
+
+- ``results/re_debias/study/claims.json``: the test protocol (the release's 523 annotated test
+  persons, 10 seeds for the main arms);
+- ``results/re_crossfit/debias/claims.json``: person-level cross-fitting (every person once, K
+  fold runs per seed), its claims on the test persons and on all persons;
+
+and the spouse-gap label-noise sensitivity of the cross-fitted runs whose fold predictions are on
+this machine (``runs/<run>/predictions``, not committed), for both populations.
+
+    python scripts/study/crossfit_report.py     # -> results/re_crossfit/debias/protocols.{json,md}
+                                                #    results/re_crossfit/debias/label_noise_gap.json
+
+Under cross-fitting with fewer than 3 seeds no claim is tested (the seed variance is not
+estimable); the table then shows the entity-only interval and the entity-only MDE, a lower bound
+of the MDE (the seed part is missing), and says so.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TEST = "results/re_debias/study/claims.json"
+CROSS = "results/re_crossfit/debias/claims.json"
+Z80 = 0.8416212335729143
+
+
+def _z(q: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(q))
+
+
+def entity_mde(c: dict, m: int, alpha: float = 0.05) -> float | None:
+    """z(1 - alpha/(2m)) + z(0.8) times the entity-only SE (from the entity-only 95% interval)."""
+    lo, hi = c.get("ci_entity") or [None, None]
+    if lo is None or hi is None or not all(map(math.isfinite, (lo, hi))):
+        return None
+    se = (hi - lo) / (2 * 1.959963984540054)
+    return (_z(1 - alpha / (2 * m)) + Z80) * se
+
+
+def _row(c: dict | None, m: int) -> dict:
+    if c is None:
+        return {}
+    tested = c.get("mde") is not None
+    return {"verdict": c["verdict"], "value": c["value"], "ci": c["ci"] if tested else c["ci_entity"],
+            "interval": "seeds x persons" if tested else "persons only (fewer than 3 seeds)",
+            "mde": c["mde"] if tested else entity_mde(c, m), "mde_kind": "MDE" if tested else "entity-only MDE (lower bound)",
+            "n_seeds": c["n_seeds"], "note": c.get("note", "")}
+
+
+def protocols(test: dict, cross: dict | None) -> dict:
+    t_claims = {c["claim"]: c for c in test.get("claims", [])}
+    out = {"test_protocol": {"source": TEST, "persons": test.get("n_persons", 523)}, "rows": []}
+    pops: dict[str, dict] = {}
+    if cross:
+        pops["test"] = {c["claim"]: c for c in cross.get("claims", [])}
+        for name, p in (cross.get("populations") or {}).items():
+            pops[name] = {c["claim"]: c for c in p.get("claims", [])}
+        out["crossfit"] = {"source": CROSS, "folds": cross["meta"]["study"].get("folds"),
+                           "persons": {"test": cross.get("n_persons"),
+                                       **{k: v.get("n_persons") for k, v in (cross.get("populations") or {}).items()}}}
+    m = max(len(t_claims), 1)
+    names = list(t_claims) + [n for n in pops.get("test", {}) if n not in t_claims]
+    for name in names:
+        row = {"claim": name, "test_protocol": _row(t_claims.get(name), m)}
+        for pop, claims in pops.items():
+            row[f"crossfit_{pop}"] = _row(claims.get(name), max(len(claims), 1))
+        out["rows"].append(row)
+    return out
+
+
+def _cell(r: dict) -> str:
+    if not r:
+        return "-"
+    v = r["verdict"] if r["verdict"] == "undecided" else f"**{r['verdict']}**"
+    mde = "-" if r["mde"] is None else f"{r['mde']:.4f}"
+    return f"{v}; {r['value']:+.4f} [{r['ci'][0]:+.4f}, {r['ci'][1]:+.4f}]; {mde}"
+
+
+def markdown(p: dict) -> str:
+    cf = p.get("crossfit")
+    lines = []
+    if cf:
+        seeds = sorted({r[k]["n_seeds"] for r in p["rows"] for k in r if k.startswith("crossfit_") and r[k]})
+        lines.append(f"Test protocol: the release's {p['test_protocol']['persons']} annotated test persons "
+                     f"(`{TEST}`). Cross-fitted: {cf['folds']} folds, {', '.join(map(str, seeds))} seed(s) so far, "
+                     f"the annotated test persons ({cf['persons'].get('test')}) and all persons "
+                     f"({cf['persons'].get('all')}) side by side (`{CROSS}`). Each cell: verdict; effect "
+                     "[interval]; MDE at 80% power. With fewer than 3 seeds no claim is tested: the interval "
+                     "is over persons only and the MDE is the entity-only one, a lower bound.")
+    lines += ["", "| claim | test protocol | crossfit, test persons | crossfit, all persons |", "|---|---|---|---|"]
+    for r in p["rows"]:
+        cells = [r["claim"], _cell(r["test_protocol"]), _cell(r.get("crossfit_test", {})),
+                 _cell(r.get("crossfit_all", {}))]
+        lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    return "\n".join(lines).strip() + "\n"
+
+
+def label_noise_gaps(runs_dir: Path, variants: list[str], seeds: list[int], folds: int) -> dict:
+    """Spouse gap with / without the no-marriage-word bags, per variant, over the seeds whose every
+    fold has predictions here, for both populations."""
+    from relext.score import read_prediction_set
+    from relext.studies import label_noise as ln
+
+    ev = ln.spouse_evidence()
+    out = {}
+    for v in variants:
+        runs, used = [], []
+        for s in seeds:
+            dirs = [runs_dir / f"{v}-attention-seed{s}-fold{k}" for k in range(folds)]
+            if all((d / "predictions" / "male_test.jsonl").exists() and (d / "DONE").exists() for d in dirs):
+                runs.append({k: read_prediction_set(d) for k, d in enumerate(dirs)})
+                used.append(s)
+        if not runs:
+            continue
+        out[v] = {"seeds": used, **{pop: ln.spouse_gap_sensitivity(runs, ev, population=pop, n_resamples=1000)
+                                     for pop in ("test", "distant")}}
+    return out
+
+
+def label_noise_markdown(gaps: dict) -> str:
+    """The spouse gap with and without the bags that have no marriage word, by population."""
+    lines = ["| variant | persons | seeds | spouse F1 gap, all bags | without no-word bags | difference | "
+             "bags left out (men / women, per seed) |", "|---|---|---|---|---|---|---|"]
+    for v, r in gaps.items():
+        for pop in ("test", "distant"):
+            x = r[pop]
+            f = lambda k: f"{x[k]['value']:+.4f} [{x[k]['ci'][0]:+.4f}, {x[k]['ci'][1]:+.4f}]"  # noqa: E731
+            d = x["dropped_bags_per_run"][0]
+            lines.append(f"| {v} | {pop} ({x['entities']['male']} men, {x['entities']['female']} women) | "
+                         f"{', '.join(map(str, r['seeds']))} | {f('all')} | {f('without')} | {f('difference')} | "
+                         f"{d['male']} / {d['female']} |")
+    return "\n".join(lines) + "\n\nIntervals: " + (next(iter(gaps.values()))["test"]["interval"] if gaps else "-") + "\n"
+
+
+def main(argv=None) -> int:
+    from wgbcore.atomicio import atomic_write_json, atomic_write_text
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "re_crossfit" / "debias")
+    ap.add_argument("--no-label-noise", action="store_true")
+    a = ap.parse_args(argv)
+    test = json.loads((ROOT / TEST).read_text())
+    cpath = ROOT / CROSS
+    cross = json.loads(cpath.read_text()) if cpath.exists() else None
+    p = protocols(test, cross)
+    atomic_write_json(a.out / "protocols.json", p)
+    atomic_write_text(a.out / "protocols.md", markdown(p))
+    if cross and not a.no_label_noise:
+        st = cross["meta"]["study"]
+        gaps = label_noise_gaps(ROOT / st["runs_dir"] if not Path(st["runs_dir"]).is_absolute() else Path(st["runs_dir"]),
+                                st["variants"], st["seeds"], st["folds"])
+        atomic_write_json(a.out / "label_noise_gap.json", gaps)
+        atomic_write_text(a.out / "label_noise_gap.md", label_noise_markdown(gaps))
+    print(a.out / "protocols.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
