@@ -220,3 +220,47 @@ def test_grid_claims_worded_as_the_paper():
     names = [s.name for s in grid_claim_specs(["cnn-attention", "cnn-average"])]
     assert not any("RNN+attention)" in n and n.startswith("Spouse satisfies") for n in names)
     assert "Average scores a higher micro F1 than attention across the board" in names
+
+
+# --------------------------------------------------------------------------------------------
+# Cross-fitted grids: one run per seed and fold; the design joins a seed's folds
+# --------------------------------------------------------------------------------------------
+class FoldTrainer(FakeTrainer):
+    """Each fold predicts the persons its fold view holds out (of a tiny real dataset)."""
+
+    def __init__(self, dataset):
+        super().__init__()
+        self.dataset = dataset
+
+    def __call__(self, config, run_dir):
+        from relext.crossfit import FoldSpec, fold_view
+
+        super().__call__(config, run_dir)
+        view = fold_view(self.dataset, config["fold"], FoldSpec(folds=config["folds"]))
+        for split in ("male_test", "female_test"):
+            f = run_dir / "predictions" / f"{split}.jsonl"
+            rows = [json.loads(x) for x in f.read_text().splitlines()]
+            persons = sorted(set(view[split]["entity_id"]))
+            rows = [{**r, "entity_id": persons[i % len(persons)]} for i, r in enumerate(rows)]
+            f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_crossfit_grid_trains_every_fold_and_joins_them(tmp_path):
+    from relext.grid import design_runs
+
+    from support.relext_data import tiny_dataset
+
+    ds = tiny_dataset(n_train=20, n_eval=6)
+    trainer = FoldTrainer(ds)
+    cfg = GridConfig(encoders=["cnn"], selectors=["attention"], seeds=[1, 2, 3], epochs=1, n_resamples=100,
+                     folds=2)
+    summary = run_grid(cfg, tmp_path, train_fn=trainer, make_config=make_config, plots=False, dataset=ds)
+    assert not summary["meta"]["runs_failed"], summary["meta"]["runs_failed"]
+    assert sorted(trainer.calls) == sorted(f"cnn-attention-seed{s}-fold{k}" for s in (1, 2, 3) for k in (0, 1))
+    assert summary["meta"]["runs_evaluated"] == 6 and summary["meta"]["protocol"] == "crossfit"
+    runs = design_runs(cfg, tmp_path)
+    assert sorted(runs) == [("cnn-attention", s) for s in (1, 2, 3)]
+    assert all(len(v) == 2 for v in runs.values())
+    # an unfinished fold keeps its seed out of the design (never half a seed)
+    (tmp_path / "runs" / "cnn-attention-seed3-fold1" / "DONE").unlink()
+    assert sorted(design_runs(cfg, tmp_path)) == [("cnn-attention", 1), ("cnn-attention", 2)]
