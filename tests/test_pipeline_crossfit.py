@@ -89,11 +89,26 @@ def test_fold_runs_of_the_study_are_reused_not_retrained(study_and_run):
     assert after == stamps
 
 
-def test_report_holds_both_populations(study_and_run):
+def test_report_holds_both_populations(study_and_run, small_benchmark):
+    import wikigenderbias
+
     _, _, out, _ = study_and_run
     rep = json.loads((out / "report" / "report.json").read_text())
-    text = json.dumps(rep)
-    assert "crossfit" in text
+    a = rep["analysis"]
+    assert a["protocol"] == "crossfit"
+    sc = a["scales"]
+    ds = wikigenderbias.load(path=str(small_benchmark))
+    n_test = len(set(ds["male_test"]["entity_id"])) + len(set(ds["female_test"]["entity_id"]))
+    assert sum(sc["sizes"]["test"]["persons"].values()) <= n_test
+    assert sum(sc["sizes"]["all"]["persons"].values()) > sum(sc["sizes"]["test"]["persons"].values())
+    # every claim of the run appears once, with an answer for each population
+    assert [r["claim"] for r in sc["rows"]] == [v["claim"] for v in a["verdicts"]]
+    assert all(r["all"] and r["test"] for r in sc["rows"])
+    # the graphs at each scale: the test persons' share is smaller
+    for g, n in sc["sizes"]["all"]["triples"].items():
+        assert n >= sc["sizes"]["test"]["triples"][g]
+    md = (out / "report" / "report.md").read_text()
+    assert "test persons only" in md and "all persons" in md
 
 
 def test_rerun_gives_identical_numbers(study_and_run, small_benchmark):

@@ -147,6 +147,15 @@ class Study:
     holds: dict[int, dict[str, np.ndarray]]        # per seed and graph ("gold", variants): (E, I)
     unmapped: dict[str, int] = field(default_factory=dict)
 
+    def subset(self, population: str) -> "Study":
+        """The same study restricted to the persons of one population ("test": the annotated test
+        persons; "distant": the rest), for a cross-fitted run's side-by-side report."""
+        keep = self.counts.population == population
+        if not keep.any():
+            raise ValueError(f"no person of population {population!r} in this study")
+        return Study(self.counts.subset(population), list(self.variants), list(self.seeds), dict(self.items),
+                     {s: {g: h[keep] for g, h in by.items()} for s, by in self.holds.items()}, dict(self.unmapped))
+
     @property
     def male(self) -> np.ndarray:
         return self.counts.gender == "male"

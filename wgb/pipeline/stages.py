@@ -270,6 +270,14 @@ def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[st
     bias = {seed: {g: load_results(d / "bias" / f"{g}.json") for g in graphs} for seed, d in dirs.items()}
     prop = Propagation(study, bias, measures=cfg.measures, n_resamples=s["n_resamples"], bootstrap_seed=0)
     analysis = analyse(prop, min_count=cfg.min_count)
+    if cfg.crossfit and len(set(study.counts.population.tolist())) > 1:
+        # the two scales side by side: the same claims on the annotated test persons only
+        from wgb.pipeline.scales import scales
+
+        prop_test = Propagation(study.subset("test"), bias, measures=cfg.measures, n_resamples=s["n_resamples"],
+                                bootstrap_seed=0)
+        analysis["scales"] = scales(study, analysis, analyse(prop_test, min_count=cfg.min_count), cfg.min_count)
+    analysis["protocol"] = cfg.resolved_protocol()
     extraction = {}
     for v in variants:
         point = prop.design.point(f"extraction:{v}", seeds)
