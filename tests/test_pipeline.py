@@ -171,3 +171,28 @@ def test_link_to_fb13_merges_people_and_places_by_name():
     assert ("wgb:Nobody Known", "spouse", "marie_curie") in labelled
     assert ("marie_curie", "spouse", "pierre_curie") in labelled
     assert len(union.train) == len(fb.train) + len(ours.train)
+
+
+def test_seeds_on_the_run_executor_give_the_serial_numbers(tiny_run, tmp_path):
+    """`wgb run --seeds ... --executor processes --workers 2`: each seed a task on its own process,
+    the same files as the serial run (triples, per-entity counts, bias results)."""
+    from wgb.pipeline import seed_dir
+
+    out, args = tiny_run
+    par = tmp_path / "par"
+    i = args.index("--out")
+    r = CliRunner().invoke(cli, [*args[:i], "--out", str(par), *args[i + 2:], "--executor", "processes",
+                                 "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    for s in SEEDS:
+        a, b = seed_dir(out, s), seed_dir(par, s)
+        assert (b / "stages" / "SEED.done").exists()
+        for rel in ("triples/gold.jsonl", "triples/baseline.jsonl", "triples/cda.jsonl",
+                    "extractors/baseline/entity_counts.npz", "extractors/cda/entity_counts.npz"):
+            assert (a / rel).read_bytes() == (b / rel).read_bytes(), (s, rel)
+        for g in ("gold", "baseline", "cda"):
+            ra, rb = (json.loads((d / "bias" / f"{g}.json").read_text()) for d in (a, b))
+            assert [(row["item"], row["score"]) for row in ra["rows"]] == \
+                   [(row["item"], row["score"]) for row in rb["rows"]], (s, g)
+    rep = json.loads((par / "report" / "report.json").read_text())
+    assert rep["analysis"]["seeds"] == list(SEEDS)

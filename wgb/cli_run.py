@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from wgb.cli_executor import executor_options
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -43,8 +44,9 @@ from wgb.errors import OutputPath, hold_lock
 @click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
               help="A shared store of fold runs (crossfit), e.g. the cross-fitted study's runs folder: a "
                    "finished run with the same config is reused, not retrained [default: inside OUT].")
+@executor_options
 def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset, encoder, selector, debias, kge_model,
-        measures, link_fb13, threads, quiet, protocol, folds, fold_seed, runs_dir, kge_engine="ours") -> None:
+        measures, link_fb13, threads, quiet, protocol, folds, fold_seed, runs_dir, executor, kge_engine="ours") -> None:
     """Run the main job: extraction bias -> knowledge graph -> embedding bias, one report.
 
     For each seed: trains the baseline extractor and the debiased one(s) on the benchmark, extracts
@@ -85,7 +87,7 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
     log = (lambda msg: None) if quiet else click.echo
     hold_lock(out_dir, "run folder")
     try:
-        result = run_pipeline(cfg, out_dir, log=log, progress=not quiet)
+        result = run_pipeline(cfg, out_dir, log=log, progress=not quiet, executor=executor)
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
     click.echo(f"report: {result.report_html} (seeds {','.join(map(str, result.seeds))}; "

@@ -58,11 +58,19 @@ def seed_dir(out: str | os.PathLike, seed: int) -> Path:
     return Path(out) / f"seed-{seed}"
 
 
+#: Written into a seed's ``stages/`` when all its stages are done (the run executor's marker).
+SEED_DONE = "stages/SEED.done"
+
+
 def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callable[[str], None] = print,
-                 progress: bool = True) -> RunResult:
+                 progress: bool = True, executor=None) -> RunResult:
     """Run (or resume) every seed's stages into ``out_dir/seed-<s>/``, then the pooled report into
     ``out_dir/report/``; returns where the report is. A folder's seeds share every other setting;
-    seeds may be added to it later (the report pools the seeds asked for)."""
+    seeds may be added to it later (the report pools the seeds asked for).
+
+    ``executor`` (a :class:`wgbcore.executor.ExecutorConfig`): the seeds run as tasks of the run
+    executor (local processes or Dask), each holding its seed folder's lock; the numbers are the
+    serial run's."""
     import wikigenderbias
 
     cfg.validate()
@@ -73,29 +81,68 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
     dataset = wikigenderbias.load(path=cfg.dataset)
     _check_data(out, cfg, dataset)  # finished stages are reused only over the same rows
     variants = cfg.variants()
-    graphs = ["gold", *variants]
     seeds = cfg.all_seeds()
-    link_reports: dict[str, Any] = {}
-    for seed in seeds:
-        scfg, sout = cfg.for_seed(seed), seed_dir(out, seed)
-        log(f"== seed {seed} ({sout})")
-        _record_config(sout, scfg, s)
-        stages = Stages(sout, log)
-        if cfg.crossfit:  # every person, each extracted by a fold model that never saw them
-            from wgb.pipeline import crossfit
-
-            crossfit.extractor_stages(stages, scfg, s, sout, dataset, variants, progress, log)
-            crossfit.triple_stages(stages, scfg, sout, dataset, variants)
-        else:
-            _extractor_stages(stages, scfg, s, sout, dataset, variants, progress)
-            _triple_stages(stages, scfg, sout, dataset, variants)
-        link_reports[seed] = _graph_stages(stages, scfg, s, sout, graphs, log, progress)
+    link_reports: dict[Any, Any] = {}
+    if executor is not None and executor.kind != "serial":
+        link_reports = _seeds_on_executor(cfg, out, seeds, executor, progress)
+    else:
+        for seed in seeds:
+            link_reports[seed] = _seed_stages(cfg, s, out, seed, dataset, log, progress)
     top = Stages(out, log)
     top.run(f"report/seeds-{'-'.join(map(str, seeds))}",
             lambda: _report(out, cfg, s, variants, seeds, dataset, link_reports))
     seconds = time.perf_counter() - t_start
     return RunResult(str(out), asdict(cfg), s, __version__, round(seconds, 1), str(out / "report" / "report.html"),
                      seeds)
+
+
+def _seed_stages(cfg: PipelineConfig, s: dict[str, Any], out: Path, seed: int, dataset, log, progress: bool):
+    """Every stage of one seed in ``out/seed-<s>/``; returns its FB13 link reports."""
+    scfg, sout = cfg.for_seed(seed), seed_dir(out, seed)
+    variants = cfg.variants()
+    log(f"== seed {seed} ({sout})")
+    _record_config(sout, scfg, s)
+    stages = Stages(sout, log)
+    if cfg.crossfit:  # every person, each extracted by a fold model that never saw them
+        from wgb.pipeline import crossfit
+
+        crossfit.extractor_stages(stages, scfg, s, sout, dataset, variants, progress, log)
+        crossfit.triple_stages(stages, scfg, sout, dataset, variants)
+    else:
+        _extractor_stages(stages, scfg, s, sout, dataset, variants, progress)
+        _triple_stages(stages, scfg, sout, dataset, variants)
+    reports = _graph_stages(stages, scfg, s, sout, ["gold", *variants], log, progress)
+    atomic_write_text(sout / SEED_DONE, "done\n")
+    return reports
+
+
+def seed_task(record: dict[str, Any], out: str, seed: int) -> None:
+    """One seed of a run as a task of the run executor (picklable: plain data in, files out)."""
+    import wikigenderbias
+    from wgbcore.lock import folder_lock
+
+    cfg = PipelineConfig(**record)
+    with folder_lock(seed_dir(out, seed), what="seed folder"):
+        _seed_stages(cfg, cfg.settings(), Path(out), seed, wikigenderbias.load(path=cfg.dataset), print, False)
+
+
+def _seeds_on_executor(cfg: PipelineConfig, out: Path, seeds: list[int], executor, progress: bool) -> dict:
+    from dataclasses import replace
+
+    from wgbcore.executor import Task, run_tasks
+
+    record = asdict(replace(cfg, threads=cfg.threads or executor.threads_per_run))
+    tasks = [Task(key=f"seed-{k}", folder=str(seed_dir(out, k)), fn=seed_task, args=(record, str(out), k),
+                  marker=SEED_DONE, log=str(seed_dir(out, k) / "seed.log")) for k in seeds]
+    outcomes = run_tasks(tasks, executor, progress=progress, desc="seeds")
+    failed = {k: o for k, o in outcomes.items() if o.status != "done"}
+    if failed:
+        raise ValueError("; ".join(f"{k} failed: {o.error} (log: {o.log})" for k, o in failed.items()))
+    reports: dict[int, dict[str, Any]] = {}
+    for k in seeds:
+        reports[k] = {p.name.removesuffix(".link.json"): json.loads(p.read_text())
+                      for p in sorted((seed_dir(out, k) / "graphs").glob("*.link.json"))}
+    return reports
 
 
 def _record_study(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:
