@@ -16,18 +16,9 @@ FOLDS = 2
 
 @pytest.fixture(scope="module")
 def small_benchmark(tmp_path_factory):
-    import wikigenderbias
-    from wikigenderbias.export import write_benchmark
-    from wikigenderbias.schema import GENDERS
+    from support.propagation_data import release_subset
 
-    ents = wikigenderbias.load("entities")
-    out = {}
-    for split, k in SIZES.items():
-        rows = ents[split].select(range(k)).to_list()
-        for r in rows:
-            r["gender"] = GENDERS[r["gender"]]
-        out[split] = rows
-    return write_benchmark(tmp_path_factory.mktemp("bench") / "small", out, description="subset", progress=False)
+    return release_subset(tmp_path_factory.mktemp("bench") / "small", SIZES)
 
 
 def _args(bench, out, *extra):

@@ -7,6 +7,7 @@ import pytest
 from datasets import Dataset, DatasetDict
 
 from relext.crossfit import FoldPlan, FoldSpec, fold_view, parse_protocol, persons
+from support.debias_data import scrambled_labels
 from support.relext_data import tiny_dataset
 from wikigenderbias.schema import SPLITS
 
@@ -119,18 +120,6 @@ def test_extractor_config_fold_fields():
 # --------------------------------------------------------------------------------------------
 # The label-scramble rule on held-out folds
 # --------------------------------------------------------------------------------------------
-def _scramble(ds, splits, seed=0):
-    rng = np.random.default_rng(seed)
-    out = {}
-    for split, d in ds.items():
-        if split in splits:
-            k = len(d.features["relation"].names)
-            new = [int((r + 1 + rng.integers(0, k - 1)) % k) for r in d["relation"]]
-            d = d.remove_columns("relation").add_column("relation", new).cast(d.features)
-        out[split] = d
-    return DatasetDict(out)
-
-
 @pytest.mark.parametrize("k", [0, 3])
 def test_held_out_fold_anonymization_never_reads_its_labels(k):
     """Scrambling the held-out persons' gold relations leaves their anonymized text unchanged."""
@@ -139,7 +128,7 @@ def test_held_out_fold_anonymization_never_reads_its_labels(k):
     ds = _big(n_train=30, n_eval=8)
     spec = FoldSpec(folds=4)
     view = fold_view(ds, k, spec)
-    scr = _scramble(view, ("male_test", "female_test"))
+    scr = scrambled_labels(view, ("male_test", "female_test"))
     assert any(a != b for a, b in zip(view["male_test"]["relation"], scr["male_test"]["relation"]))
     a = Anonymize(ner="gazetteer", progress=False).transform_dataset(view)
     b = Anonymize(ner="gazetteer", progress=False).transform_dataset(scr)

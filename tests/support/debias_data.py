@@ -98,3 +98,19 @@ def planted_vectors(seed: int = 0, dim: int = 24, bias: float = 0.6):
     kv = KeyedVectors(vector_size=dim)
     kv.add_vectors(list(vecs), np.asarray(list(vecs.values()), dtype=np.float32))
     return kv, g
+
+
+def scrambled_labels(ds: DatasetDict, splits, seed: int = 0) -> DatasetDict:
+    """``ds`` with every gold relation of ``splits`` changed to another class (the label-scramble
+    check of "no information from labels at test time")."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = {}
+    for split, d in ds.items():
+        if split in splits:
+            k = len(d.features["relation"].names)
+            new = [int((r + 1 + rng.integers(0, k - 1)) % k) for r in d["relation"]]  # every label changes
+            d = d.remove_columns("relation").add_column("relation", new).cast(d.features)
+        out[split] = d
+    return DatasetDict(out)

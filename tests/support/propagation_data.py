@@ -149,3 +149,20 @@ def extractor_study(n_male: int = 150, n_female: int = 150, seeds=SEEDS, *, gend
         counts.setdefault("graph:baseline", {})[s] = c
     return Study(StudyCounts(np.array(ids), gender, counts), ["baseline"], list(seeds),
                  {s: items for s in seeds}, holds)
+
+
+def release_subset(folder, sizes: dict[str, int]):
+    """A benchmark folder holding the first ``sizes[split]`` articles of each split of the embedded
+    release (real text, for end-to-end runs of ``wgb run``)."""
+    import wikigenderbias
+    from wikigenderbias.export import write_benchmark
+    from wikigenderbias.schema import GENDERS
+
+    ents = wikigenderbias.load("entities")
+    out = {}
+    for split, k in sizes.items():
+        rows = ents[split].select(range(k)).to_list()
+        for r in rows:
+            r["gender"] = GENDERS[r["gender"]]
+        out[split] = rows
+    return write_benchmark(folder, out, description="subset", progress=False)
