@@ -65,8 +65,9 @@ def _crossfit_summary(g: str) -> str:
     decided = [r for r in rows if r["crossfit_all"]["verdict"] not in ("undecided",)]
     return (f"- **Whole-benchmark verdicts** ([guide]({g}crossfit.md)): cross-fitting judges all "
             f"{p['crossfit']['persons']['all']:,} persons instead of {p['crossfit']['persons']['test']}; on the "
-            f"debiasing study's claims the MDE on all persons is {ratio[0]:.1f}-{ratio[-1]:.1f}x smaller than on the "
-            f"test persons alone ({len(rows)} claims, {', '.join(map(str, seeds))} seed(s) so far); "
+            f"debiasing study's claims, MDE on the test persons alone / MDE on all persons: median "
+            f"{ratio[len(ratio) // 2]:.1f} (range {ratio[0]:.1f}-{ratio[-1]:.1f}; {len(rows)} claims, "
+            f"{', '.join(map(str, seeds))} seed(s) so far); "
             f"{len(decided)} decided on all persons (`{src}`).")
 
 
