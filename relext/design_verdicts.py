@@ -172,10 +172,16 @@ class Verdict:
         return asdict(self)
 
 
-def _z(q: float) -> float:
+def z_quantile(q: float) -> float:
+    """The standard normal quantile."""
     from scipy.stats import norm
 
     return float(norm.ppf(q))
+
+
+def z_total(level: float, power: float = 0.8) -> float:
+    """``z(1 - level / 2) + z(power)``: the MDE of a two-sided test at ``level`` in standard errors."""
+    return z_quantile(1 - level / 2) + z_quantile(power)
 
 
 def variance_parts(est: Estimate) -> dict[str, float]:
@@ -206,7 +212,7 @@ def power_needs(est: Estimate, *, alpha_level: float, power: float = 0.8, max_se
     now, V(S, m E0) = seed S0/S + (entity + interaction S0/S) / m."""
     if est.degenerate:
         return None, None, f"no test: {est.degenerate}", "", None
-    z = _z(1 - alpha_level / 2) + _z(power)
+    z = z_total(alpha_level, power)
     p = variance_parts(est)
     var, floor = p["total"], p["entity"]
     mde = z * math.sqrt(var)

@@ -13,7 +13,6 @@ def protocol_options(f):
     f = click.option("--folds", type=click.IntRange(min=2), default=None,
                      help="Number of person-disjoint folds under --protocol crossfit [default: 5].")(f)
     f = click.option("--protocol", type=click.Choice(["test", "crossfit"]), default="test", show_default=True,
-                     callback=None,
                      help="test: train on the release's train split, judge on its 523 annotated test "
                           "persons. crossfit: every person of the benchmark held out once in K folds and "
                           "predicted by a model that never saw them; reports give the test persons and "

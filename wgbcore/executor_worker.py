@@ -6,7 +6,6 @@ import contextlib
 import io
 import logging
 import os
-import pickle
 import socket
 import sys
 import time
@@ -64,7 +63,8 @@ class Outcome:
     attempts: int = 1
     seconds: float = 0.0
     worker: str = ""
-    #: the exception itself when it could travel back (re-raised by ``fail_fast`` in serial runs)
+    #: the exception itself, kept in serial runs only (re-raised by ``fail_fast``); from a worker
+    #: process only its one-line text and the log travel back
     exc: BaseException | None = None
 
 
@@ -153,14 +153,6 @@ def _captured(path: str | None, header: str):
             root.removeHandler(handler)
 
 
-def _travels(exc: BaseException) -> BaseException | None:
-    try:
-        pickle.loads(pickle.dumps(exc))
-        return exc
-    except Exception:  # noqa: BLE001 - an exception that cannot be pickled stays here; its text travels
-        return None
-
-
 def execute(task: Task, attempt: int = 1, threads: int | None = None, gpus: list[str] | None = None,
             runs_per_gpu: int | None = None, *, keep_exc: bool = False) -> Outcome:
     """Run one task where it was sent (this is the function a worker runs)."""
@@ -184,7 +176,7 @@ def execute(task: Task, attempt: int = 1, threads: int | None = None, gpus: list
                 traceback.print_exc(file=stream)
             return Outcome(task.key, "failed", error=one_line(exc), log=task.log, attempts=attempt,
                            seconds=time.time() - t0, worker=who,
-                           exc=exc if keep_exc else _travels(exc))
+                           exc=exc if keep_exc else None)
     return Outcome(task.key, "done", value=value, log=task.log, attempts=attempt, seconds=time.time() - t0,
                    worker=who)
 

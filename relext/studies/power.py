@@ -43,6 +43,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from relext.design import Design, StudyCounts, base_metrics
+from relext.design_verdicts import z_quantile
+from relext.design_verdicts import z_total as _z_total
 from relext.studies.claims import ClaimSpec
 
 #: Persons of the release by gender (train + validation + male_test + female_test).
@@ -60,15 +62,9 @@ POWER = 0.8
 _RUN = re.compile(r"^(?P<name>.+)-(?P<selector>attention|average|one)-seed(?P<seed>\d+)$")
 
 
-def _z(q: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(q))
-
-
 def z_total(level: float, power: float = POWER) -> float:
     """``z(1 - level / 2) + z(power)``: the MDE in standard errors (two-sided test at ``level``)."""
-    return _z(1 - level / 2) + _z(power)
+    return _z_total(level, power)
 
 
 def power_at(effect: float, se: float, level: float) -> float:
@@ -77,7 +73,7 @@ def power_at(effect: float, se: float, level: float) -> float:
 
     if not se > 0:
         return float("nan")
-    za, d = _z(1 - level / 2), abs(effect) / se
+    za, d = z_quantile(1 - level / 2), abs(effect) / se
     return float(norm.cdf(d - za) + norm.cdf(-d - za))
 
 

@@ -26,22 +26,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TEST = "results/re_debias/study/claims.json"
 CROSS = "results/re_crossfit/debias/claims.json"
-Z80 = 0.8416212335729143
-
-
-def _z(q: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(q))
 
 
 def entity_mde(c: dict, m: int, alpha: float = 0.05) -> float | None:
     """z(1 - alpha/(2m)) + z(0.8) times the entity-only SE (from the entity-only 95% interval)."""
+    from relext.design_verdicts import z_total
+
     lo, hi = c.get("ci_entity") or [None, None]
     if lo is None or hi is None or not all(map(math.isfinite, (lo, hi))):
         return None
     se = (hi - lo) / (2 * 1.959963984540054)
-    return (_z(1 - alpha / (2 * m)) + Z80) * se
+    return z_total(alpha / m) * se
 
 
 def _row(c: dict | None, m: int) -> dict:
@@ -154,8 +149,7 @@ def main(argv=None) -> int:
     atomic_write_text(a.out / "protocols.md", markdown(p))
     if cross and not a.no_label_noise:
         st = cross["meta"]["study"]
-        gaps = label_noise_gaps(ROOT / st["runs_dir"] if not Path(st["runs_dir"]).is_absolute() else Path(st["runs_dir"]),
-                                st["variants"], st["seeds"], st["folds"])
+        gaps = label_noise_gaps(ROOT / st["runs_dir"], st["variants"], st["seeds"], st["folds"])
         atomic_write_json(a.out / "label_noise_gap.json", gaps)
         atomic_write_text(a.out / "label_noise_gap.md", label_noise_markdown(gaps))
     print(a.out / "protocols.md")
