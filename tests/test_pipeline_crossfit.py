@@ -122,3 +122,52 @@ def test_a_mismatching_run_in_the_store_is_not_reused(study_and_run, small_bench
                          threads=1, runs_dir=str(runs), overrides={"re_epochs": 2})
     d, reused = fold_run_dir(cfg, cfg.settings(), tmp_path, "baseline", 0)
     assert not reused and d.name.startswith("none-attention-seed0-fold0-")   # the study's folder is not touched
+
+
+# --------------------------------------------------------------------------------------------
+# kill -9 in the middle of a cross-fitted run: the rerun resumes and gives the numbers of a run
+# that was never interrupted
+# --------------------------------------------------------------------------------------------
+def _strip_run(report: dict) -> dict:
+    drop = ("timings", "generated", "seconds", "out", "command", "started", "finished")
+    if isinstance(report, dict):
+        return {k: _strip_run(v) for k, v in report.items() if k not in drop}
+    if isinstance(report, list):
+        return [_strip_run(v) for v in report]
+    return report
+
+
+@pytest.mark.slow  # two tiny cross-fitted runs, one killed mid-way and resumed (about 1 min on 2 cores)
+def test_kill_9_mid_run_resumes_to_the_numbers_of_an_uninterrupted_run(small_benchmark, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    ref, out = tmp_path / "ref", tmp_path / "killed"
+    r = CliRunner().invoke(cli, _args(small_benchmark, ref))
+    assert r.exit_code == 0, r.output
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), *sys.path])}
+    proc = subprocess.Popen([sys.executable, "-m", "wgb", *_args(small_benchmark, out)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    first = out / "seed-0" / "extractors" / "baseline" / "fold0" / "DONE"
+    deadline, caught = time.time() + 300, False
+    while time.time() < deadline and proc.poll() is None:
+        if first.exists():      # one fold run finished, the rest of the run not yet
+            os.killpg(proc.pid, signal.SIGKILL)
+            caught = True
+            break
+        time.sleep(0.02)
+    proc.wait(timeout=60)
+    assert caught, f"the run ended before it could be killed: {proc.stderr.read().decode()[-2000:]}"
+    assert not (out / "report" / "report.json").exists()
+    stamp = first.stat().st_mtime_ns
+    r = CliRunner().invoke(cli, _args(small_benchmark, out))
+    assert r.exit_code == 0, r.output
+    assert first.stat().st_mtime_ns == stamp            # the finished fold run was not trained again
+    got = json.loads((out / "report" / "report.json").read_text())
+    want = json.loads((ref / "report" / "report.json").read_text())
+    assert got["analysis"]["verdicts"] and got["analysis"]["protocol"] == "crossfit"
+    assert _strip_run(got) == _strip_run(want)
