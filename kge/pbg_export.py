@@ -19,8 +19,8 @@ bucket), then every chunk is sorted by bucket and appended to the bucket files a
 with ``os.pwrite``. Memory: O(entities) (partition table, offsets, names) plus one chunk.
 
 **Layout sized for the graph.** PBG's own HDF5 importer appends through 50 MiB blocks, so every
-non-empty bucket costs at least 3 x 50 MiB whatever its size (FB13's 7.3 MB of edges: 601 MB with
-2 partitions, 2.4 GB with 4; :func:`pbg_hdf5_bytes`). Here a bucket file holds exactly its edges,
+non-empty bucket costs at least 3 x 50 MiB whatever its size (:func:`pbg_hdf5_bytes`; FB13's
+figures at 1, 2 and 4 partitions are in ``benchmarks/results/kge_pbg_scaling.json``). Here a bucket file holds exactly its edges,
 and the worker reads them through a PBG edge-storage plugin; PBG's training chunks are sized so one
 chunk of a bucket (loaded as int64 tensors) stays under ``max_edges_per_chunk`` edges.
 """

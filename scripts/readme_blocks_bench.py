@@ -278,5 +278,20 @@ def re_speed_pcnn() -> str:
     return "\n".join(out) or "Not measured yet."
 
 
-BLOCKS = {"re-speed-pcnn": re_speed_pcnn, "kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru,
+def re_step_profile(src: str = "benchmarks/results/re_step_profile.json") -> str:
+    """Where a PCNN + attention epoch goes, ours and OpenNRE's, and the ceiling that leaves."""
+    r = _load(src)
+    o, p = r["sides"]
+    return (f"Profiled in one run ({r['threads']} torch thread, 1-minute load {_load_range(r['load_start'], r['load_end'])} "
+            f"on {r['cpu_count']} cores, shared with other work where the load exceeds them): the convolution's matrix products are {o['arithmetic_share']:.0%} of our "
+            f"epoch ({o['arithmetic_s']:.1f} of {o['epoch']['cpu_s']:.1f} CPU s, {o['arithmetic_flops'] / 1e9:.0f} GFLOP "
+            f"at {o['arithmetic_gflops_per_s']:.0f} GFLOP/s) and {p['arithmetic_share']:.0%} of OpenNRE's "
+            f"({p['arithmetic_flops'] / 1e9:.0f} GFLOP, {r['flops_ratio']}x ours: it pads every sentence to "
+            f"{r['max_length']} tokens). This run's ratio is {r['ratio_cpu']}x (CPU); if everything of ours but those "
+            f"products took no time it would be **{r['ceiling_cpu']}x**, the ceiling of a float32 CPU loop against "
+            f"OpenNRE on this machine. Beyond it, only fewer or cheaper FLOPs help: lower precision and frozen word "
+            f"vectors change the numbers, a GPU changes the machine (`{src}`).")
+
+
+BLOCKS = {"re-step-profile": re_step_profile, "re-speed-pcnn": re_speed_pcnn, "kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru,
           "data-build-speed": data_build_speed, "data-build-scale": data_build_scale, "distant-vs-release": distant_vs_release, "pbg-scaling": pbg_scaling}

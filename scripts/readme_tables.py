@@ -275,8 +275,9 @@ def crossfit_blocks() -> dict:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from readme_blocks_bench import BLOCKS as BENCH_BLOCKS  # noqa: E402
 from readme_blocks_headline import BLOCKS as HEADLINE_BLOCKS  # noqa: E402
+from readme_blocks_docs import BLOCKS as DOCS_BLOCKS  # noqa: E402
 
-BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-crossfit": wgb_run_crossfit, "wgb-run-quick": wgb_run_quick, "anonymize-label-blind": anonymize_label_blind,
+BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **DOCS_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-crossfit": wgb_run_crossfit, "wgb-run-quick": wgb_run_quick, "anonymize-label-blind": anonymize_label_blind,
           "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
 FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md",
          "results/re_grid_cnn_pcnn/README.md"]

@@ -58,7 +58,11 @@ def _prose(text: str) -> str:
     return text
 
 
-NUMBER = r"(?<![\w.])\d+(?:[.,]\d+)*"   # not a part of a name such as FB13
+NUMBER = r"(?<![\w.@#])\d+(?:[.,]\d+)*"   # not a part of a name such as FB13, Hits@10 or issue #19
+
+
+def _year(n: str) -> bool:
+    return len(n) == 4 and n[:2] in ("19", "20")
 
 
 def test_the_readme_is_short_and_types_no_number():
@@ -66,7 +70,7 @@ def test_the_readme_is_short_and_types_no_number():
     assert len(text.splitlines()) <= 250
     numbers = re.findall(NUMBER, _prose(text))
     allowed = {"3.10", "3.0"}  # the Python version, the licence's version
-    typed = [n for n in numbers if n not in allowed and not (len(n) == 4 and n[:2] in ("19", "20"))]
+    typed = [n for n in numbers if n not in allowed and not _year(n)]
     assert typed == [], f"numbers typed into the README (generate them instead): {typed}"
     for name in ("wgb-run-quick", "setup-times", "headlines-readme"):
         assert f"<!-- BEGIN generated:{name} -->" in text
@@ -74,6 +78,74 @@ def test_the_readme_is_short_and_types_no_number():
 
 def test_the_prose_check_sees_a_typed_number():
     assert re.findall(NUMBER, _prose("FB13 took 84 s\n```\nx = 3\n```\n")) == ["84"]
+
+
+def _doc_prose(text: str) -> str:
+    """A docs page's prose: as `_prose`, and without inline code unless the code is a bare number
+    (commands, paths, options and literals such as `--folds 5` or `1e-3` are the interface, but a
+    result in backticks still counts), a heading's ordinal ("### 2. One machine") and the snippet
+    include line of docs/contributing/architecture.md."""
+    text = _prose(text)
+    text = re.sub(r"`([^`]*)`", lambda m: m.group(0) if re.fullmatch(r"[\d.,%+-]+", m.group(1).strip()) else "", text)
+    text = re.sub(r"(?m)^(#+\s+)\d+\.", r"\1", text)
+    return re.sub(r"(?m)^--8<--.*$", "", text)
+
+
+# Numbers a docs page may type: parameters and facts of the interface, versions, citations; never a
+# result (those come from a generated block). Years (19xx, 20xx) are allowed everywhere.
+# docs/configuration.md is generated whole from the config classes (tests/test_readme_configuration.py).
+DOCS_ALLOWED = {
+    "docs/getting-started.md": {"3.10": "the minimum Python version"},
+    "docs/index.md": {"3.0": "the licence, CC BY-SA 3.0"},
+    "docs/guide/building.md": {"1": "'[1]', a quoted citation marker; 'Pass 1', a name",
+                               "0.95": "the selection rules' target share, set before measuring"},
+    "docs/guide/crossfit.md": {"5": "the default of --folds", "10": "the validation slice, fold_val_fraction 0.1"},
+    "docs/guide/debiasing.md": {"0": "the bound a verdict's interval is judged against",
+                                "10": "seeds of the study command shown below it", "5": "the same",
+                                "2": "that command's two workers on two cores", "1.0.1": "WEFE's version"},
+    "docs/guide/errors-and-caches.md": {"1": "exit code 1; ks >= 1", "2": "exit code 2; a line number in an example",
+                                        "99": "an example relation id"},
+    "docs/guide/extractors.md": {"0": "the bound a flagged gap's interval excludes",
+                                 "95": "the intervals' confidence level", "0.1.1": "OpenNRE's version"},
+    "docs/guide/kge.md": {"1": "|A|+1 in Keidar et al.'s formula", "3": "Bourli's chapter 3",
+                          "6.2": "Bourli's Table 6.2", "6.3": "Bourli's Table 6.3", "1.11": "PyKEEN's version",
+                          "512": "the range profile's uniform candidates per batch (kge.train_profiles)"},
+    "docs/guide/main-job.md": {"0": "the claims' null values", "1": "(1 - q) and 1/A in the definitions",
+                               "95": "the null range's level", "100": "null graphs per seed, wgb.pipeline.nulls.N_DRAWS"},
+    "docs/guide/scale-out.md": {
+        "0": "rank 0, worker 0", "1": "--partitions 1, one thread or core", "2": "two ranks, workers, threads or "
+        "epochs of a described set-up; at least 2 partitions per machine", "3": "PBG's 3 HDF5 datasets per bucket; "
+        "the executor's MAX_WORKER_DEATHS", "5": "the executor's poll_seconds", "8": "re_throughput.py's 8 runs; "
+        "8 cores projected", "12": "bytes an edge in a bucket file (three int32)", "32": "32 cores projected",
+        "50": "PBG's 50 MiB per HDF5 dataset", "150": "3 x 50 MiB", "81": "the setuptools version",
+        "1.0.0": "PBG's version"},
+    "docs/guide/scoring.md": {"0.1.1": "OpenNRE's version"},
+}
+
+
+def _typed_numbers(rel: str, text: str) -> list[str]:
+    allowed = DOCS_ALLOWED.get(rel, {})
+    return [n for n in re.findall(NUMBER, _doc_prose(text)) if n not in allowed and not _year(n)]
+
+
+def test_the_docs_pages_type_no_measured_number():
+    pages = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
+    assert "docs/guide/kge.md" in pages and set(DOCS_ALLOWED) <= set(pages)
+    typed = {rel: found for rel in pages if rel != "docs/configuration.md"
+             and (found := _typed_numbers(rel, (ROOT / rel).read_text(encoding="utf-8")))}
+    assert typed == {}, f"numbers typed into docs prose (generate them in a block, or allow a parameter): {typed}"
+
+
+def test_the_docs_check_sees_a_typed_number():
+    rel = "docs/guide/kge.md"
+    text = (ROOT / rel).read_text(encoding="utf-8")
+    assert _typed_numbers(rel, text) == []
+    block = "<!-- BEGIN generated:kge-convergence -->\n"
+    assert block in text
+    assert _typed_numbers(rel, text.replace(block, "TransE reaches Hits@10 0.316 after 70 epochs.\n\n" + block)) \
+        == ["0.316", "70"]
+    assert _typed_numbers(rel, text.replace(block, "Fisher took `9.4` s (`--epochs 70`).\n\n" + block)) == ["9.4"]
+    assert _typed_numbers(rel, "```\nx = 3\n```\n<!-- BEGIN generated:a -->\n84\n<!-- END generated:a -->\n") == []
 
 
 def test_setup_record_is_parsed_from_pytest_output(tmp_path):

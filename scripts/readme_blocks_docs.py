@@ -1,0 +1,151 @@
+"""Blocks of the docs pages (docs/guide/*.md) written from committed results files, so that no
+measured number is typed into a page's prose.
+
+Imported by ``scripts/readme_tables.py`` (its ``BLOCKS``); every function returns the body of one
+generated block, reads nothing but the committed file(s) it names and names them in its text.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE_REPORT = "wikigenderbias/data/wikigenderbias/report.json"
+
+
+def _load(rel: str) -> dict:
+    return json.loads((ROOT / rel).read_text(encoding="utf-8"))
+
+
+def release_spans(src: str = RELEASE_REPORT) -> str:
+    """Sizes of the embedded release and the share of its mentions located, per relation."""
+    r = _load(src)
+    counts, spans = r["counts"], r["spans"]
+    persons = sum(s["entities"] for s in counts.values())
+    tot = spans["total"]
+    out = [f"The release holds {tot['rows']:,} sentences about {persons:,} people; located mentions per relation "
+           f"(`{src}`, written by `scripts/convert_release.py` from the data files):", "",
+           "| relation | rows | head located | tail located |", "|---|---|---|---|"]
+    for rel in ("spouse", "hypernym", "birthDate", "birthPlace", "NA"):
+        g = spans["per_relation_gender"][rel].values()
+        rows = sum(x["rows"] for x in g)
+        head, tail = sum(x["head_located"] for x in g), sum(x["tail_located"] for x in g)
+        out.append(f"| {rel} | {rows:,} | {head / rows:.1%} | {tail / rows:.1%} |")
+    n = tot["rows"]
+    out.append(f"| all | {n:,} | {tot['head_located'] / n:.1%} | {tot['tail_located'] / n:.1%} "
+               f"(both: {tot['both_located'] / n:.1%}) |")
+    return "\n".join(out)
+
+
+def export_unlocated(src: str = "results/data_export/opennre_manifest_skip.json") -> str:
+    """Rows `--unlocated skip` drops from the test pair of the release."""
+    sp = _load(src)["splits"]
+    return (f"On the release `--unlocated skip` drops {sp['male_test']['skipped_rate']:.1%} of `male_test` against "
+            f"{sp['female_test']['skipped_rate']:.1%} of `female_test` (`{src}`; per split and gender in "
+            "`results/data_export/README.md`).")
+
+
+def embedding_bias(src: str = "results/re_debias/embedding_bias/embedding_bias.json") -> str:
+    """Direct bias and WEAT of the Word2Vec vectors, before and after hard debiasing, and with CDA."""
+    v = _load(src)["variants"]
+    none, cda = v["none"], v["cda"]
+    wb, wa = none["weat_before"]["science_arts"], none["weat_after"]["science_arts"]
+    p = lambda x: "p < 0.001" if x < 0.001 else f"p {x:.2f}"  # noqa: E731
+    return (f"Word2Vec on the training sentences: direct bias {none['direct_bias_before']['value']:.3f} -> "
+            f"{none['direct_bias_after']['value']:.3f} after hard debiasing (by construction; "
+            f"{none['direct_bias_after_own_direction']['value']:.3f} along the direction found again in the debiased "
+            f"vectors); the WEAT science/arts effect size falls from {wb['effect_size']:.2f} ({p(wb['p_value'])}) to "
+            f"{wa['effect_size']:.2f} ({p(wa['p_value'])}), and training on CDA data alone brings it to "
+            f"{cda['weat_before']['science_arts']['effect_size']:.2f} ({p(cda['weat_before']['science_arts']['p_value'])}) "
+            f"(`{src}`, tables in `embedding_bias.md`).")
+
+
+def re_grid_transformer(src: str = "results/re_grid_transformer/results.json",
+                        cpu: str = "benchmarks/results/re_speed_transformer.json",
+                        grid: str = "results/re_grid/results.json") -> str:
+    """The transformer encoder's grid (GPU) and its CPU speed."""
+    r = _load(src)
+    combos = r["variants"]["argmax"]
+    seeds = sorted({c["n_seeds"] for c in combos})
+    dev = ", ".join(r["timing"].get("devices") or []) or "an unrecorded device"
+    micro = "; ".join(f"{c['selector']} {c['micro_f1']['male_test']['mean']:.3f} / {c['micro_f1']['female_test']['mean']:.3f}"
+                      for c in combos)
+    best_other = max(max(c["micro_f1"]["male_test"]["mean"], c["micro_f1"]["female_test"]["mean"])
+                     for c in _load(grid)["variants"]["argmax"])
+    f1_flagged = sum(g["flagged"] for c in combos for k, g in c["gaps"]["f1"].items() if k != "micro")
+    sp = [(c["selector"], c["gaps"]["recall"]["spouse"]) for c in combos]
+    sp_text = ", ".join(f"{s} {g['mean']:+.3f} [{g['ci_low']:+.3f}, {g['ci_high']:+.3f}]"
+                        f"{'' if g['flagged'] else ' (interval includes 0)'}" for s, g in sp)
+    c = _load(cpu)
+    return (f"`{src}` ({'/'.join(map(str, seeds))} seeds per selector, argmax rule; trained on {dev}): micro F1 "
+            f"male / female {micro}, against at most {best_other:.3f} for the word-vector encoders "
+            f"(`{grid}`). F1-gap seed intervals excluding 0: {f1_flagged} of "
+            f"{sum(len(x['gaps']['f1']) - 1 for x in combos)}; equality-of-opportunity gap (recall male − female) "
+            f"of spouse, mean [seed interval]: {sp_text}. On CPU ({c['threads']} threads, torch {c['torch']}): "
+            f"{c['seconds_per_batch']:.0f} s per batch of {c['hyperparameters']['batch_bags']} bags, about "
+            f"{c['projected_epoch_seconds'] / 60:.0f} minutes per epoch projected from {c['timed_batches']} timed "
+            f"batches, 1-minute load {c['load_before'][0]:.1f} -> {c['load_after'][0]:.1f} (`{cpu}`).")
+
+
+def kge_measure_speed(fisher: str = "benchmarks/results/kge_bias_speed.json",
+                      du: str = "benchmarks/results/kge_du_speed.json",
+                      val: str = "benchmarks/results/kge_du_validation.json") -> str:
+    """Fisher et al. and Du et al. over all of FB13, and the influence function against retraining."""
+    f, d, v = _load(fisher), _load(du), _load(val)
+    rows = f["rows"]
+    by = lambda m: [x["seconds_best"] for x in rows if x["method"] == m]  # noqa: E731
+    auto, closed = by("autograd"), by("closed")
+    r0 = rows[0]
+    lk = v["leave_k_out"]
+    return (f"Fisher over all {r0['persons']:,} FB13 persons x {r0['professions']} professions takes "
+            f"{min(auto):.1f}-{max(auto):.1f} s wall depending on the model (autograd"
+            + (f"; {min(closed):.1f}-{max(closed):.1f} s in closed form where the model has one" if closed else "")
+            + f"; {f['torch_threads']} threads, `{fisher}`); Du's B_in over all {d['pairs']:,} (person, occupation) "
+            f"pairs {d['ours_best_seconds']:.1f} s (`{du}`); the influence approximation correlates with real "
+            "leave-k-out retraining at r = " + " and ".join(f"{o['pearson_r']:.3f} ({occ})" for occ, o in lk.items())
+            + f" (`{val}`). Filtered evaluation of the full FB13 test set (both sides) against PyKEEN's evaluator "
+            "is in the speed table above.")
+
+
+def kge_convergence(src: str = "benchmarks/results/kge_convergence.json") -> str:
+    """Hits@10 of the five models trained until validation MRR stopped improving."""
+    r = _load(src)
+    ms = r["models"]
+    both = [m["test"]["hits_at_10"] for m in ms]
+    tail = [m["test"]["sides"]["tail"]["hits_at_10"] for m in ms]
+    head = [m["test"]["sides"]["head"]["hits_at_10"] for m in ms]
+    each = "; ".join(f"{m['model']} {m['test']['hits_at_10']:.3f} after {m['epochs_run']} epochs (best "
+                     f"{m['best_epoch']}), {m['train_seconds']:.0f} s" for m in ms)
+    return (f"Trained until validation MRR stopped improving (`{src}`, table in `kge_convergence.md`; {r['note']}). "
+            f"Filtered Hits@10 on the {ms[0]['test']['num_triples']:,} FB13 test triples is "
+            f"{min(both):.2f}-{max(both):.2f} for all {len(ms)} models ({each}): {min(tail):.2f}-{max(tail):.2f} on "
+            f"the tail side and {min(head):.4f}-{max(head):.4f} on the head side.")
+
+
+def pbg_fb13_disk(src: str = "benchmarks/results/kge_pbg_scaling.json") -> str:
+    """Bucket bytes of our export against what PBG's importer would allocate, for FB13 at each partition count."""
+    runs = {x["partitions"]: x["rank0"]["layout"] for x in _load(src)["runs"]
+            if x["label"].startswith("fb13") and x["machines"] == 1}
+    def size(b: float) -> str:
+        return f"{b / 2**30:.1f} GiB" if b >= 2**30 else f"{b / 2**20:.{1 if b < 100 * 2**20 else 0}f} MiB"
+    parts = "; ".join(f"{n} partition(s) {size(lay['bytes'])} / {size(lay['pbg_hdf5_bytes'])}"
+                      for n, lay in sorted(runs.items()))
+    return (f"FB13 ({next(iter(runs.values()))['num_edges']:,} edges), our bucket files / what PBG's own importer would allocate (computed from its 50 MiB blocks by `kge.pbg_export.pbg_hdf5_bytes`): "
+            f"{parts} (`{src}`, the `layout` of each FB13 run in the figures below).")
+
+
+def study_sizes(debias: str = "results/re_debias/study/study.json",
+                crossfit: str = "results/re_crossfit/debias/study.json") -> str:
+    """How many training runs the committed studies plan."""
+    d = _load(debias)
+    n = sum(len(d["variant_seeds"].get(v, d["seeds"])) for v in d["variants"])
+    c = _load(crossfit)
+    folds, seeds, arms = c["folds"], len(c["seeds"]), len(c["variants"])
+    return (f"A study is many independent training runs: the debiasing study is {n} (`{debias}`), the cross-fitted "
+            f"protocol's main arms alone {folds * seeds * arms} ({folds} folds x {seeds} seeds x {arms} arms, "
+            f"`{crossfit}`).")
+
+
+BLOCKS = {"release-spans": release_spans, "export-unlocated": export_unlocated, "embedding-bias": embedding_bias,
+          "re-grid-transformer": re_grid_transformer, "kge-measure-speed": kge_measure_speed,
+          "kge-convergence": kge_convergence, "pbg-fb13-disk": pbg_fb13_disk, "study-sizes": study_sizes}
