@@ -172,14 +172,20 @@ def wgb_run_crossfit(src: str = "results/wgb_run/crossfit") -> str:
         return f"`{src}/report.json` has no side-by-side scales."
     seeds = a["seeds"]
     sz = sc["sizes"]
-    cell = lambda c: "-" if not c else (f"{c['verdict']}; {c['value']:+.4f} [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]; "  # noqa: E731
-                                        + ("-" if c.get("mde") is None else f"{c['mde']:.4f}"))
+    def cell(c):
+        if not c:
+            return "-"
+        ci = c.get("ci_adjusted") or c["ci"]
+        return (f"{c['verdict']}; {c['value']:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}]; "
+                + ("-" if c.get("mde") is None else f"{c['mde']:.4f}"))
+    held = any((r["all"] or {}).get("ci_adjusted") for r in sc["rows"])
     out = [f"`{run['command']}`: {len(seeds)} seed(s) ({', '.join(map(str, seeds))}), "
            f"{run['wall_seconds'] / 60:.0f} min wall on {run['cpu_count']} cores, peak memory "
            f"{run['max_rss_mb'] / 1024:.1f} GB (`{src}/run.json`" + (f"; {run['note']}" if run.get("note") else "")
            + f"). All persons: {sz['all']['persons']['male']:,} men, {sz['all']['persons']['female']:,} women; "
            f"test persons: {sz['test']['persons']['male']} men, {sz['test']['persons']['female']} women. "
-           "Each cell: verdict; effect [95% interval]; MDE at 80% power (\"-\": fewer than 3 seeds, no test).", "",
+           "Each cell: verdict; effect [" + ("interval at the level Holm tested the claim at" if held else "95% interval")
+           + "]; MDE at 80% power (\"-\": fewer than 3 seeds, no test).", "",
            "| claim | all persons | test persons only |", "|---|---|---|"]
     for r in sc["rows"]:
         out.append("| " + " | ".join(str(x).replace("|", "\\|") for x in (r["claim"], cell(r["all"]), cell(r["test"]))) + " |")

@@ -43,7 +43,12 @@ def _row(c: dict | None, m: int) -> dict:
     if c is None:
         return {}
     tested = c.get("mde") is not None
-    return {"verdict": c["verdict"], "value": c["value"], "ci": c["ci"] if tested else c["ci_entity"],
+    # beside a Holm verdict its interval at the level Holm tested it at (the 95% one could exclude 0
+    # for a claim Holm leaves undecided)
+    held = tested and c.get("ci_adjusted") is not None
+    ci = c["ci_adjusted"] if held else c["ci"] if tested else c["ci_entity"]
+    return {"verdict": c["verdict"], "value": c["value"], "ci": ci,
+            "ci_level": c.get("ci_adjusted_level") if held else 0.95,
             "interval": "seeds x persons" if tested else "persons only (fewer than 3 seeds)",
             "mde": c["mde"] if tested else entity_mde(c, m), "mde_kind": "MDE" if tested else "entity-only MDE (lower bound)",
             "n_seeds": c["n_seeds"], "note": c.get("note", "")}
@@ -78,6 +83,11 @@ def _cell(r: dict) -> str:
     return f"{v}; {r['value']:+.4f} [{r['ci'][0]:+.4f}, {r['ci'][1]:+.4f}]; {mde}"
 
 
+def _levels(p: dict) -> str:
+    lv = [r[k]["ci_level"] for r in p["rows"] for k in r if k != "claim" and r[k] and r[k].get("ci_level")]
+    return f"{min(lv):.1%}-{max(lv):.1%}" if lv else "95%"
+
+
 def markdown(p: dict) -> str:
     cf = p.get("crossfit")
     lines = []
@@ -87,7 +97,7 @@ def markdown(p: dict) -> str:
                      f"(`{TEST}`). Cross-fitted: {cf['folds']} folds, {', '.join(map(str, seeds))} seed(s) so far, "
                      f"the annotated test persons ({cf['persons'].get('test')}) and all persons "
                      f"({cf['persons'].get('all')}) side by side (`{CROSS}`). Each cell: verdict; effect "
-                     "[interval]; MDE at 80% power. With fewer than 3 seeds no claim is tested: the interval "
+                     f"[interval at the level Holm tested the claim at, {_levels(p)}]; MDE at 80% power. With fewer than 3 seeds no claim is tested: the interval "
                      "is over persons only and the MDE is the entity-only one, a lower bound.")
     lines += ["", "| claim | test protocol | crossfit, test persons | crossfit, all persons |", "|---|---|---|---|"]
     for r in p["rows"]:

@@ -21,7 +21,9 @@ POPULATION_TITLES = {"all": "all persons (test + distant)", "test": "annotated t
 def _cell(v: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if v is None:
         return None
-    return {k: v.get(k) for k in ("verdict", "value", "ci", "mde", "n_seeds", "over", "p_adjusted", "note")}
+    # ci_adjusted: the interval at the level Holm tested the claim at (shown beside its verdict)
+    return {k: v.get(k) for k in ("verdict", "value", "ci", "ci_adjusted", "ci_adjusted_level", "mde", "n_seeds",
+                                  "over", "p_adjusted", "note")}
 
 
 def side_by_side(all_persons: Mapping[str, Any], test_persons: Mapping[str, Any]) -> list[dict[str, Any]]:
