@@ -45,17 +45,32 @@ class Estimate:
     ci_crossed: list[float] | None = None   # the crossed bootstrap's interval before the correction
     se_crossed: float | None = None
     se_interaction: float | None = None
+    df: int | None = None          # a Student-t estimate over seeds (no replicates): its degrees of freedom
     replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if k != "replicates"}
 
     def interval(self, confidence: float) -> list[float]:
-        """The combined percentile interval at another confidence level (e.g. a multiplicity-
-        adjusted one); the stored ``ci`` where the replicates were not kept."""
-        if self.replicates is None or self.degenerate and not np.all(np.isfinite(self.ci)):
+        """The combined interval at another confidence level (e.g. a multiplicity-adjusted one):
+        percentile of the kept replicates, Student-t with ``df`` for a seed-level estimate, else
+        normal with ``se``; never the stored ``ci`` at a level it was not computed at (NaN when
+        nothing else is known)."""
+        if self.degenerate and not np.all(np.isfinite(self.ci)):
             return list(self.ci)
-        return _interval(self.replicates, confidence)
+        if self.replicates is not None:
+            return _interval(self.replicates, confidence)
+        if self.df is not None and math.isfinite(self.se) and self.se > 0:
+            from scipy import stats
+
+            t = float(stats.t.ppf(1 - (1 - confidence) / 2, self.df))
+            return [self.value - t * self.se, self.value + t * self.se]
+        if math.isclose(confidence, self.confidence):
+            return list(self.ci)
+        if math.isfinite(self.se) and self.se > 0:
+            z = z_quantile(1 - (1 - confidence) / 2)
+            return [self.value - z * self.se, self.value + z * self.se]
+        return [float("nan"), float("nan")]
 
 
 def bootstrap_p_value(replicates: np.ndarray) -> float:
@@ -236,7 +251,7 @@ def power_needs(est: Estimate, *, alpha_level: float, power: float = 0.8, max_se
     if seeds_alone:
         note = "" if n is not None else f"more than {max_seeds} seeds would be needed"
     else:
-        note = ("no seed count decides it: the test set's sampling noise alone (entity SE "
+        note = ("no seed count decides it: the judged persons' sampling noise alone (entity SE "
                 f"{math.sqrt(floor):.4f} as seeds grow) hides an effect of {d:.4f}")
     if needs == "seeds and articles":
         note += (f"; nor would more articles at {est.n_seeds} seeds (seed SE {math.sqrt(p['seed']):.4f}): "

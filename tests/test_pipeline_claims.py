@@ -239,3 +239,24 @@ def test_the_run_reports_not_applicable(tmp_path):
                          "like the extraction recall gap"):
             assert untested not in low
     assert "gender-blind" in html and "retraining" in html
+
+
+def test_intervals_at_holms_level_agree_with_the_p_values():
+    """Beside a Holm verdict the report shows the interval at the level Holm tested it at: it must
+    come from the same replicates (embedding excess) or the same t distribution (seed level) as
+    the p-value, never the 95% one relabelled."""
+    from wgb.pipeline.propagation import seed_level
+
+    scores, seeds = _embedding_scores(1.5)
+    est = embedding_excess(scores, seeds, "baseline", n_resamples=400)["added"]["estimate"]
+    assert est.replicates is not None
+    wide = est.interval(0.99)
+    assert wide[0] < est.ci[0] and wide[1] > est.ci[1]
+    for level in (0.9, 0.99):
+        lo, hi = est.interval(level)
+        assert (lo > 0 or hi < 0) == (est.p_value < 1 - level) or abs(est.p_value - (1 - level)) < 0.01
+    e = seed_level({0: 1.0, 1: 1.4, 2: 1.1, 3: 0.9}, confidence=0.95)
+    assert e.df == 3 and e.interval(0.95) == pytest.approx(e.ci)
+    for level in (0.95, 0.99, 0.999):
+        lo, hi = e.interval(level)
+        assert (lo > 0) == (e.p_value < 1 - level)

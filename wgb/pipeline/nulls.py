@@ -325,7 +325,7 @@ def _pair_estimate(obs: np.ndarray, ctrl: np.ndarray, draws: np.ndarray, w_items
                  se=float(reps["combined"].std(ddof=1)), se_seed=float(reps["seed"].std(ddof=1)),
                  se_entity=float(reps["item"].std(ddof=1)),
                  p_value=1.0 if degenerate else bootstrap_p_value(reps["combined"]), n_seeds=S, seeds=list(seeds),
-                 confidence=confidence, degenerate=degenerate)
+                 confidence=confidence, degenerate=degenerate, replicates=reps["combined"])
     pairs = np.array([c1[0, x, y] for x in range(S) for y in range(S) if x != y])
     # the control of the total is 0 up to rounding (every pair both ways): no "-0.0000" in a report
     return {"observed": float(o1[0].mean()), "control": float(round(pairs.mean(), 12)) + 0.0 if pairs.size else 0.0,

@@ -225,7 +225,7 @@ def seed_level(values: Mapping[int, float], confidence: float = 0.95) -> Estimat
         degenerate = "zero-width interval"
     return Estimate(value=mean, ci=ci, ci_seed=ci, ci_entity=nan, se=se, se_seed=se, se_entity=0.0,
                     p_value=1.0 if degenerate else p, n_seeds=n, seeds=seeds, confidence=confidence,
-                    degenerate=degenerate)
+                    degenerate=degenerate, df=n - 1 if n > 1 else None)
 
 
 def as_row(e: Estimate, over: str) -> dict[str, Any]:
