@@ -190,7 +190,7 @@ def run_grid(
     re-load the data in each worker: ``dataset_loader`` (a picklable function returning the
     DatasetDict) instead of an in-memory ``dataset``.
     """
-    from relext.grid_exec import checked_configs, eval_current, eval_settings, run_one
+    from relext.grid_exec import checked_configs, eval_current, eval_settings, refuse_other_finished_runs, run_one
     from wgbcore.executor import ExecutorConfig, Task, run_tasks
 
     out = Path(out)
@@ -206,6 +206,7 @@ def run_grid(
     train_configs = checked_configs(runs, lambda r: make_config(
         encoder=r.encoder, selector=r.selector, seed=r.seed, epochs=config.epochs, **config.train_overrides,
         **config.fold_overrides(r)))
+    refuse_other_finished_runs({r.name: config.run_dir(out, r) for r in runs}, train_configs)
     out.mkdir(parents=True, exist_ok=True)
     timing = _Timing(out / "timing.json")
     started = time.time()

@@ -115,6 +115,29 @@ def checked_configs(runs, make: Callable[..., Any]) -> dict[str, Any]:
     return out
 
 
+def refuse_other_finished_runs(run_dirs: Mapping[str, Path], train_configs: Mapping[str, Any]) -> None:
+    """A finished run (``DONE``) is reused only when its recorded config has the identity of the
+    one the grid would train (runtime fields aside): a run folder from another config, say a
+    linked run of another selector, is a one-line error naming it, before any work."""
+    for name, d in run_dirs.items():
+        want = train_configs.get(name)
+        d = Path(d)
+        if want is None or not callable(getattr(want, "identity", None)) or not (d / "DONE").exists() \
+                or not (d / "config.json").exists():
+            continue
+        try:
+            have = type(want).from_json(d / "config.json").identity()
+        except (OSError, ValueError, TypeError) as exc:
+            raise ValueError(f"{d / 'config.json'}: unreadable run config ({exc})") from None
+        w = want.identity()
+        diff = sorted(k for k in set(have) | set(w) if have.get(k) != w.get(k))
+        if diff:
+            k = diff[0]
+            raise ValueError(f"{d}: a finished run of another config ({k}: {have.get(k)!r} there, {w.get(k)!r} "
+                             f"wanted{f'; {len(diff) - 1} more field(s)' if len(diff) > 1 else ''}); "
+                             "choose another --runs-dir or move it away")
+
+
 def split_readable(runs: Mapping[Any, Path | list[Path]]) -> tuple[dict, dict[str, str]]:
     """(runs whose ``entity_counts.npz`` files all open, {path: one-line error} of those that do
     not): an unreadable count file is reported, never silently dropped from the verdicts."""

@@ -449,3 +449,20 @@ def test_unexpected_errors_are_one_line_with_their_type(fx, tmp_path, monkeypatc
     assert res.exit_code == 1 and isinstance(res.exception, SystemExit)
     assert "Error: RuntimeError: something broke second line (rerun with --debug" in res.output
     assert not (tmp_path / "m.json").exists()
+
+
+def test_every_command_that_takes_seeds_reads_ranges_the_same_way():
+    """`wgb re grid`, `wgb re debias-grid` and `wgb run` share one --seeds parser: 0-4 is 0,1,2,3,4
+    everywhere, and a bad list is a one-line error naming the option."""
+    from click.testing import CliRunner
+
+    from wgb.cli import cli
+    from wgb.cli_protocol import parse_seeds
+
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4] and parse_seeds("3,0-1") == [3, 0, 1]
+    with pytest.raises(ValueError, match="seeds repeat"):
+        parse_seeds("0-2,1")
+    for args in (["re", "grid", "--seeds", "x-y"], ["re", "debias-grid", "/tmp/never", "--seeds", "x-y"],
+                 ["run", "--seeds", "x-y", "--out", "/tmp/never"]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code != 0 and "0-9" in r.output and "Traceback" not in r.output, (args, r.output)

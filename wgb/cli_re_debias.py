@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_executor import executor_options, run_device
-from wgb.cli_protocol import protocol_options, resolve_folds
+from wgb.cli_protocol import parse_seeds, protocol_options, resolve_folds
 
 
 def _csv(ctx, param, value):
@@ -26,25 +26,6 @@ def _overrides(items) -> dict:
         return parse_overrides(items, option="--set", form="FIELD=VALUE")
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--set") from None
-
-
-def parse_seeds(value: str) -> list[int]:
-    """``"0,1,2"``, ``"0-9"`` or a mix (``"0-4,7"``) -> distinct seeds in the order given."""
-    out: list[int] = []
-    for item in (v.strip() for v in value.split(",")):
-        if not item:
-            continue
-        lo, sep, hi = item.partition("-")
-        try:
-            seeds = list(range(int(lo), int(hi) + 1)) if sep and lo else [int(item)]
-        except ValueError:
-            raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}") from None
-        if sep and lo and int(hi) < int(lo):
-            raise ValueError(f"empty seed range {item!r}")
-        out += [k for k in seeds if k not in out]
-    if not out:
-        raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}")
-    return out
 
 
 def _ints(ctx, param, value):

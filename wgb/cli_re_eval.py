@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_executor import executor_options, run_device
-from wgb.cli_protocol import protocol_options, resolve_folds
+from wgb.cli_protocol import protocol_options, resolve_folds, seeds_option
 
 from wgb.errors import OutputPath, check_writable, one_line
 
@@ -22,14 +22,6 @@ def _csv(kind: str):
             raise click.BadParameter(f"expected a comma-separated list of {kind}")
         return items
     return parse
-
-
-def _ints(ctx, param, value):
-    items = _csv("integers")(ctx, param, value)
-    try:
-        return [int(v) for v in items]
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
 
 
 _eval_options = [
@@ -94,7 +86,8 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
 @click.command(name="grid")
 @click.option("--encoders", callback=_csv("encoders"), default="cnn,pcnn,rnn,birnn", show_default=True)
 @click.option("--selectors", callback=_csv("selectors"), default="attention,average", show_default=True)
-@click.option("--seeds", callback=_ints, default="1,2,3", show_default=True)
+@click.option("--seeds", callback=seeds_option, default="1,2,3", show_default=True,
+              help="Seeds, e.g. 1,2,3 or 0-4.")
 @click.option("--epochs", type=click.IntRange(min=1), default=None,
               help="Maximum epochs per run (default: the trainer's).")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from wgb.cli_executor import executor_options
+from wgb.cli_protocol import parse_seeds
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -16,8 +17,8 @@ from wgb.errors import OutputPath, hold_lock
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change one profile setting, e.g. --set kge_epochs=20 (repeatable).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="One seed (default 0).")
-@click.option("--seeds", "seeds", default=None, metavar="S1,S2,...",
-              help="Several seeds, e.g. 0,1,2: every stage per seed (OUT/seed-<s>/), one report pooled over "
+@click.option("--seeds", "seeds", default=None, metavar="SEEDS",
+              help="Several seeds, e.g. 0,1,2 or 0-4: every stage per seed (OUT/seed-<s>/), one report pooled over "
                    "them with verdicts (3 or more seeds decide them).")
 @click.option("--min-count", type=click.IntRange(min=1), default=5, show_default=True,
               help="Item tables of the report list items held by at least this many persons.")
@@ -66,12 +67,9 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
     seed_list = None
     if seeds is not None:
         try:
-            seed_list = [int(x) for x in seeds.split(",") if x.strip()]
-        except ValueError:
-            raise click.ClickException(
-                f"--seeds takes whole numbers separated by commas, e.g. 0,1,2; got {seeds!r}") from None
-        if not seed_list:
-            raise click.ClickException("--seeds names no seed")
+            seed_list = parse_seeds(seeds)
+        except ValueError as err:
+            raise click.ClickException(f"--seeds: {err}") from None
     cfg = PipelineConfig(
         profile="quick" if quick_flag else profile, overrides=settings, seed=seed or 0, seeds=seed_list,
         min_count=min_count, dataset=dataset, encoder=encoder, selector=selector,

@@ -264,3 +264,27 @@ def test_crossfit_grid_trains_every_fold_and_joins_them(tmp_path):
     # an unfinished fold keeps its seed out of the design (never half a seed)
     (tmp_path / "runs" / "cnn-attention-seed3-fold1" / "DONE").unlink()
     assert sorted(design_runs(cfg, tmp_path)) == [("cnn-attention", 1), ("cnn-attention", 2)]
+
+
+def test_a_finished_run_of_another_config_is_refused_before_any_work(tmp_path):
+    """A DONE run folder whose config is not the one the grid would train (e.g. a link to a run of
+    another selector) is an error naming it; one with the same identity (runtime fields aside) is
+    reused."""
+    import pytest
+
+    from relext.grid_exec import refuse_other_finished_runs
+    from relext.train import ExtractorConfig
+    from wgbcore.atomicio import atomic_write_json
+
+    have = ExtractorConfig(encoder="pcnn", selector="attention", seed=0, threads=1)
+    d = tmp_path / "pcnn-average-seed0"
+    d.mkdir()
+    atomic_write_json(d / "config.json", have.to_json())
+    (d / "DONE").write_text("")
+    same = ExtractorConfig(encoder="pcnn", selector="attention", seed=0, threads=2)   # runtime field only
+    refuse_other_finished_runs({"r": d}, {"r": same})
+    other = ExtractorConfig(encoder="pcnn", selector="average", seed=0)
+    with pytest.raises(ValueError, match=r"pcnn-average-seed0: a finished run of another config \(selector"):
+        refuse_other_finished_runs({"r": d}, {"r": other})
+    (d / "DONE").unlink()      # an unfinished run is the trainer's to check (it refuses or resumes)
+    refuse_other_finished_runs({"r": d}, {"r": other})
