@@ -85,7 +85,7 @@ def test_grid_command_uses_the_library(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--seeds", "1,x"], "integers"),
+    (["--seeds", "1,x"], "expected seeds such as 0,1,2 or 0-9"),
     (["--set", "novalue"], "FIELD=VALUE"),
 ])
 def test_grid_bad_options(tmp_path, args, msg):
