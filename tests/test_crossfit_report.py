@@ -1,0 +1,32 @@
+"""scripts/study/crossfit_report.py: the planned MDE of each claim beside the measured one."""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _mod():
+    sys.path.insert(0, str(ROOT / "scripts" / "study"))
+    try:
+        import crossfit_report
+    finally:
+        sys.path.pop(0)
+    return crossfit_report
+
+
+def test_planned_and_measured_mde_side_by_side():
+    m = _mod()
+    plan = {"studies": {"debias": {"claims": [
+        {"claim": "gap claim", "kind": "f1_gap", "mde_crossfit": {"5": 0.02}},
+        {"claim": "f1 claim", "kind": "micro_f1", "mde_crossfit": {"5": 0.01}},
+        {"claim": "untested", "kind": "f1_gap", "mde_crossfit": {"5": 0.03}}]}}}
+    p = {"rows": [
+        {"claim": "gap claim", "crossfit_all": {"n_seeds": 5, "mde": 0.008, "mde_kind": "MDE", "verdict": "undecided"}},
+        {"claim": "f1 claim", "crossfit_all": {"n_seeds": 5, "mde": 0.012, "mde_kind": "MDE", "verdict": "supported"}},
+        {"claim": "untested", "crossfit_all": {"n_seeds": 2, "mde": 0.001, "verdict": "undecided",
+                                               "mde_kind": "entity-only MDE (lower bound)"}}]}
+    pv = m.plan_vs_measured(plan, p)
+    assert [(r["claim"], r["mde_planned"], r["goal_met"]) for r in pv["rows"]] == [
+        ("gap claim", 0.02, True), ("f1 claim", 0.01, None)]      # no test, no row: a lower bound is no MDE
+    md = m.plan_markdown(pv)
+    assert "| gap claim | 5 | 0.0200 | 0.0080 | yes | undecided |" in md and "1 of 1" in md
