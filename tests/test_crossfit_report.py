@@ -30,3 +30,19 @@ def test_planned_and_measured_mde_side_by_side():
         ("gap claim", 0.02, True), ("f1 claim", 0.01, None)]      # no test, no row: a lower bound is no MDE
     md = m.plan_markdown(pv)
     assert "| gap claim | 5 | 0.0200 | 0.0080 | yes | undecided |" in md and "1 of 1" in md
+
+
+def test_a_pair_whose_tail_is_anonymized_in_some_sentences_only_is_counted_split():
+    sys.path.insert(0, str(ROOT / "scripts" / "study"))
+    try:
+        import anonymize_bags
+    finally:
+        sys.path.pop(0)
+    from datasets import Dataset
+
+    orig = {"male_test": Dataset.from_dict({"entity_id": ["a", "a", "a", "b"], "relation": [1, 1, 3, 1],
+                                            "tail": ["Jane Roe", "Jane Roe", "1900", "Ann Poe"]})}
+    anon = {"male_test": Dataset.from_dict({"tail": ["E2", "Jane Roe", "1900", "E2"]})}
+    got = anonymize_bags.split_pairs(orig, anon)
+    assert got["test"]["spouse"] == {"pairs": 2, "split": 1}
+    assert got["test"]["birthDate"] == {"pairs": 1, "split": 0}
