@@ -117,24 +117,20 @@ def checked_configs(runs, make: Callable[..., Any]) -> dict[str, Any]:
 
 def refuse_other_finished_runs(run_dirs: Mapping[str, Path], train_configs: Mapping[str, Any]) -> None:
     """A finished run (``DONE``) is reused only when its recorded config has the identity of the
-    one the grid would train (runtime fields aside): a run folder from another config, say a
-    linked run of another selector, is a one-line error naming it, before any work."""
+    one the grid would train (``differences``, as the trainer checks an unfinished one): a run
+    folder from another config, say a linked run of another selector, is a one-line error naming
+    it, before any work."""
     for name, d in run_dirs.items():
-        want = train_configs.get(name)
-        d = Path(d)
-        if want is None or not callable(getattr(want, "identity", None)) or not (d / "DONE").exists() \
+        want, d = train_configs.get(name), Path(d)
+        if not callable(getattr(want, "differences", None)) or not (d / "DONE").exists() \
                 or not (d / "config.json").exists():
             continue
         try:
-            have = type(want).from_json(d / "config.json").identity()
+            diff = want.differences(type(want).from_json(d / "config.json"))
         except (OSError, ValueError, TypeError) as exc:
             raise ValueError(f"{d / 'config.json'}: unreadable run config ({exc})") from None
-        w = want.identity()
-        diff = sorted(k for k in set(have) | set(w) if have.get(k) != w.get(k))
         if diff:
-            k = diff[0]
-            raise ValueError(f"{d}: a finished run of another config ({k}: {have.get(k)!r} there, {w.get(k)!r} "
-                             f"wanted{f'; {len(diff) - 1} more field(s)' if len(diff) > 1 else ''}); "
+            raise ValueError(f"{d}: a finished run of another config (fields {diff} differ); "
                              "choose another --runs-dir or move it away")
 
 

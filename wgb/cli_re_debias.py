@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_executor import executor_options, run_device
-from wgb.cli_protocol import parse_seeds, protocol_options, resolve_folds
+from wgb.cli_protocol import parse_seeds, protocol_options, resolve_folds, seeds_option
 
 
 def _csv(ctx, param, value):
@@ -26,15 +26,6 @@ def _overrides(items) -> dict:
         return parse_overrides(items, option="--set", form="FIELD=VALUE")
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--set") from None
-
-
-def _ints(ctx, param, value):
-    if value is None:
-        return None
-    try:
-        return parse_seeds(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
 
 
 def _variants(ctx, param, value):
@@ -70,7 +61,7 @@ def _variants(ctx, param, value):
               help="Comma-separated debiasing variants ('+' combines; default: the paper's eight: "
                    "none, anonymize, cda, hard_debias and their combinations). A variant may carry "
                    "its own seeds after '@': 'none,cda,anonymize+cda@0-4'.")
-@click.option("--seeds", callback=_ints, default=None,
+@click.option("--seeds", callback=seeds_option, default=None,
               help="Seeds, e.g. 0,1,2 or 0-9 [default: 0,1,2]. Variants with the full seed list train "
                    "first, seed by seed; then the others.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -43,8 +43,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from relext.design import Design, StudyCounts, base_metrics
-from relext.design_verdicts import z_quantile
-from relext.design_verdicts import z_total as _z_total
+from relext.design_verdicts import z_quantile, z_total
 from relext.studies.claims import ClaimSpec
 
 #: Persons of the release by gender (train + validation + male_test + female_test).
@@ -60,11 +59,6 @@ GOAL_MDE = 0.01
 ALPHA = 0.05
 POWER = 0.8
 _RUN = re.compile(r"^(?P<name>.+)-(?P<selector>attention|average|one)-seed(?P<seed>\d+)$")
-
-
-def z_total(level: float, power: float = POWER) -> float:
-    """``z(1 - level / 2) + z(power)``: the MDE in standard errors (two-sided test at ``level``)."""
-    return _z_total(level, power)
 
 
 def power_at(effect: float, se: float, level: float) -> float:

@@ -284,7 +284,7 @@ def test_a_finished_run_of_another_config_is_refused_before_any_work(tmp_path):
     same = ExtractorConfig(encoder="pcnn", selector="attention", seed=0, threads=2)   # runtime field only
     refuse_other_finished_runs({"r": d}, {"r": same})
     other = ExtractorConfig(encoder="pcnn", selector="average", seed=0)
-    with pytest.raises(ValueError, match=r"pcnn-average-seed0: a finished run of another config \(selector"):
+    with pytest.raises(ValueError, match=r"pcnn-average-seed0: a finished run of another config \(fields \['selector'\]"):
         refuse_other_finished_runs({"r": d}, {"r": other})
     (d / "DONE").unlink()      # an unfinished run is the trainer's to check (it refuses or resumes)
     refuse_other_finished_runs({"r": d}, {"r": other})
