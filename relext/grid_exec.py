@@ -126,7 +126,7 @@ def refuse_other_finished_runs(run_dirs: Mapping[str, Path], train_configs: Mapp
                 or not (d / "config.json").exists():
             continue
         try:
-            diff = want.differences(type(want).from_json(d / "config.json"))
+            diff = want.differences(type(want).from_json(d / "config.json", record=True))
         except (OSError, ValueError, TypeError) as exc:
             raise ValueError(f"{d / 'config.json'}: unreadable run config ({exc})") from None
         if diff:

@@ -119,12 +119,12 @@ def load_trained(run_dir: str | os.PathLike, *, verify: bool = True):
     for p in (run.config, vocab_path, model_path):
         if not p.exists():
             raise FileNotFoundError(f"{p}: missing; is {run.root} a trained run directory?")
-    cfg = TrainConfig.from_json(run.config)
+    cfg = TrainConfig.from_json(run.config, record=True)
     vocab = load_vocab(vocab_path)
     saved = read_model_file(model_path)
     if saved.get("vocab_fingerprint") != vocab.fingerprint():
         raise ValueError(f"{model_path}: model does not match {vocab_path} (vocabulary fingerprint differs)")
-    diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(model_path)))
+    diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(model_path), record=True))
     if diff:
         raise ValueError(f"{model_path}: model does not match {run.config} (fields {diff} differ)")
     model = model_from_config(cfg, vocab)
@@ -230,7 +230,7 @@ def model_fingerprint(run_dir: str | os.PathLike) -> dict[str, Any]:
     ``config.json`` (runtime settings such as threads or device left out)."""
     run = RunDir(run_dir)
     return {"model_sha256": file_sha256(model_file(run_dir)),
-            "config": TrainConfig.from_json(run.config).identity()}
+            "config": TrainConfig.from_json(run.config, record=True).identity()}
 
 
 def _read_provenance(run: RunDir) -> dict[str, Any]:
@@ -280,9 +280,9 @@ def verify_predictions(run_dir: str | os.PathLike, splits: Sequence[str] | None 
                          f"{run.predictions}")
     if not run.config.exists():
         raise FileNotFoundError(f"{run.config}: missing; {run.root} holds {mfile.name} but no config")
-    cfg = TrainConfig.from_json(run.config)
+    cfg = TrainConfig.from_json(run.config, record=True)
     saved = read_model_file(mfile)
-    diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(mfile)))
+    diff = cfg.differences(TrainConfig.from_json(saved["config"], source=str(mfile), record=True))
     if diff:
         raise ValueError(f"{run.config} does not match {mfile} (fields {diff} differ); the predictions in "
                          f"{run.predictions} cannot be attributed to this config")

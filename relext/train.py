@@ -15,11 +15,9 @@
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -27,153 +25,21 @@ import numpy as np
 import torch
 from torch import nn
 
-from relext.bags import UNLOCATED_POLICIES, check_dataset, iter_batches
+from relext.bags import check_dataset, iter_batches
 from relext.checkpoint import load_torch_file, restore, save_checkpoint
+from relext.config import DEVICES, OPTIMIZERS, RUNTIME_FIELDS, SELECT_METRICS, ExtractorConfig  # noqa: F401  (re-exported)
 from relext.crossfit import view_for
 from relext.data import PreparedSplit, apply_dataset_transforms, load_dataset_dict, prepare_split, resolve_transforms
-from relext.embeddings import Word2VecParams, embedding_matrix, train_word2vec
+from relext.embeddings import embedding_matrix, train_word2vec
 from relext.encoders import encoder_class
 from relext.model import BagModel, build_model
 from relext.run import RunDir, atomic_torch_save, atomic_write_json, package_version
-from relext.selectors import selector_class
 from relext.vocab import PAD, UNK, Vocab
 from wgbcore.seeding import seed_everything
-from wikigenderbias.schema import RELATIONS, SPLITS
+from wikigenderbias.schema import RELATIONS
 
-OPTIMIZERS = ("sgd", "adam")
-SELECT_METRICS = ("micro_f1", "pr_auc")
 #: Splits training reads (the test splits are never read while training).
 TRAIN_SPLITS = ("train", "validation")
-#: Fields that do not change a run's identity (a run may resume with other values): where and how
-#: fast it runs. Like the thread count, the bucket size only changes float summation order.
-RUNTIME_FIELDS = frozenset({"threads", "cache_dir", "eval_batch_size", "device", "bucket_size"})
-DEVICES = ("cpu", "cuda", "auto")
-
-
-@dataclass
-class ExtractorConfig:
-    """Everything that defines a training run (OpenNRE's defaults for the model)."""
-
-    encoder: str = "pcnn"
-    selector: str = "attention"
-    seed: int = 0
-    epochs: int = 10
-    batch_size: int = 160           # bags per batch
-    optimizer: str = "sgd"
-    lr: float = 0.1
-    weight_decay: float = 1e-5
-    word_dim: int = 50              # OpenNRE 50; the WikiGenderBias authors 100
-    pos_dim: int = 5
-    hidden: int = 230
-    kernel: int = 3
-    max_length: int = 120
-    dropout: float = 0.5
-    patience: int = 3               # epochs without improvement before stopping; 0 = never stop early
-    select_metric: str = "micro_f1"
-    rnn_cell: str = "gru"
-    bucket_size: int = 64           # CNN/PCNN: sentences per length bucket (speed only)
-    unlocated: str = "start"        # see relext.bags
-    dataset: str | None = None      # benchmark folder; None = the embedded release
-    w2v_window: int = 5
-    w2v_min_count: int = 2
-    w2v_sg: int = 0
-    w2v_negative: int = 5
-    w2v_epochs: int = 5
-    lowercase: bool = True
-    dataset_transform: list[str] = field(default_factory=list)
-    vectors_transform: list[str] = field(default_factory=list)
-    transformer_path: str | None = None
-    max_wordpieces: int = 128
-    threads: int | None = None      # torch threads; None = torch's default
-    eval_batch_size: int = 512      # bags per evaluation batch
-    cache_dir: str | None = None    # Word2Vec cache; None = $WGB_CACHE/word2vec or ~/.cache/wgb/word2vec
-    device: str = "cpu"             # cpu | cuda | auto (cuda when available); runtime only, runs resume anywhere
-    # person-level cross-fitting (relext.crossfit): None = the release's own test split
-    folds: int | None = None        # K person-disjoint folds over every person of the dataset
-    fold: int | None = None         # the held-out fold this run predicts (0..K-1)
-    fold_seed: int = 0              # deals the persons into folds (stratified by gender and split)
-    fold_val_fraction: float = 0.1  # the other folds' persons held back for model selection
-
-    def validate(self) -> "ExtractorConfig":
-        encoder_class(self.encoder)
-        selector_class(self.selector)
-        checks = [
-            (self.optimizer in OPTIMIZERS, f"optimizer must be one of {list(OPTIMIZERS)}, got {self.optimizer!r}"),
-            (self.select_metric in SELECT_METRICS, f"select_metric must be one of {list(SELECT_METRICS)}, got {self.select_metric!r}"),
-            (self.unlocated in UNLOCATED_POLICIES, f"unlocated must be one of {list(UNLOCATED_POLICIES)}, got {self.unlocated!r}"),
-            (self.rnn_cell in ("gru", "lstm"), f"rnn_cell must be 'gru' or 'lstm', got {self.rnn_cell!r}"),
-            (self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}"),
-            (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
-            (self.max_length >= 2, f"max_length must be >= 2, got {self.max_length}"),
-            (self.lr > 0, f"lr must be > 0, got {self.lr}"),
-            (0 <= self.dropout < 1, f"dropout must be in [0, 1), got {self.dropout}"),
-            (self.patience >= 0, f"patience must be >= 0, got {self.patience}"),
-            (self.kernel >= 1 and self.kernel % 2 == 1, f"kernel must be a positive odd number, got {self.kernel}"),
-            (self.device in DEVICES or self.device.startswith("cuda:"),
-             f"device must be one of {list(DEVICES)} or 'cuda:N', got {self.device!r}"),
-        ]
-        for ok, msg in checks:
-            if not ok:
-                raise ValueError(msg)
-        from relext.crossfit import check_config
-
-        check_config(self)
-        if isinstance(self.dataset_transform, str) or isinstance(self.vectors_transform, str):
-            raise ValueError("dataset_transform / vectors_transform are lists of debiaser names")
-        return self
-
-    def torch_device(self) -> torch.device:
-        """The torch device of this run; asking for cuda without a GPU is a clear error."""
-        if self.device == "auto":
-            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError(f"device {self.device!r} asked for, but torch sees no CUDA GPU "
-                             f"(torch {torch.__version__}); use device='cpu' or 'auto'")
-        return torch.device(self.device)
-
-    def word2vec_params(self) -> Word2VecParams:
-        return Word2VecParams(dim=self.word_dim, window=self.w2v_window, min_count=self.w2v_min_count,
-                              sg=self.w2v_sg, negative=self.w2v_negative, epochs=self.w2v_epochs,
-                              seed=self.seed, lowercase=self.lowercase)
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["dataset_transform"] = list(self.dataset_transform)
-        d["vectors_transform"] = list(self.vectors_transform)
-        return d
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any] | str | os.PathLike, *, source: str | None = None) -> "ExtractorConfig":
-        if not isinstance(obj, dict):
-            path = Path(obj)
-            source = source or str(path)
-            try:
-                obj = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
-        obj = dict(obj.get("config", obj)) if "config" in obj and isinstance(obj["config"], dict) else dict(obj)
-        obj.pop("package_version", None)
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(obj) - known)
-        if unknown:
-            raise ValueError(f"{source or 'config'}: unknown field(s) {unknown}; known: {sorted(known)}")
-        return cls(**obj)
-
-    def identity(self) -> dict[str, Any]:
-        """The fields that define the run (runtime fields left out; the cross-fitting fields only
-        for a fold run, so test-protocol runs keep the identity they had before folds existed)."""
-        from relext.crossfit import CONFIG_FIELDS
-
-        d = {k: v for k, v in self.to_json().items() if k not in RUNTIME_FIELDS}
-        if self.folds is None:
-            for k in CONFIG_FIELDS:
-                d.pop(k, None)
-        return d
-
-    def differences(self, other: "ExtractorConfig") -> list[str]:
-        a, b = self.identity(), other.identity()
-        return [k for k in a if a[k] != b.get(k)]
-
 
 
 #: The relation extractor's config and trainer have names of their own (kge trains embeddings
@@ -368,7 +234,7 @@ def _remove_lock_only_folder(folder: Path) -> None:
 def _train_locked(config: "ExtractorConfig", run_dir, *, dataset, progress: bool, dataset_transforms,
                   vectors_transforms) -> Path:
     """:func:`train_extractor`'s work, with the run folder's lock held (checks again under it)."""
-    cfg = config.validate()
+    cfg = config.validate().current()   # transform versions explicit: what is recorded
     run = RunDir(run_dir)
     ckpt = _checked_checkpoint(cfg, run)     # everything that can fail fast, before long work
     if run.is_done():
@@ -419,7 +285,7 @@ def _checked_checkpoint(cfg: TrainConfig, run: RunDir) -> dict | None:
     """The run directory's checkpoint (None when there is none), after checking that the folder
     and the checkpoint hold this config and a vocabulary."""
     if run.config.exists():
-        diff = cfg.differences(TrainConfig.from_json(run.config))
+        diff = cfg.differences(TrainConfig.from_json(run.config, record=True))
         if diff:
             raise ValueError(f"{run.config}: the run directory holds another config (fields {diff} differ); "
                              "use a new run directory")
@@ -428,7 +294,7 @@ def _checked_checkpoint(cfg: TrainConfig, run: RunDir) -> dict | None:
     ckpt = load_torch_file(run.checkpoint, what="checkpoint")
     if not isinstance(ckpt, dict) or "config" not in ckpt:
         raise ValueError(f"{run.checkpoint}: not a relext checkpoint")
-    diff = cfg.differences(TrainConfig.from_json(ckpt["config"], source=str(run.checkpoint)))
+    diff = cfg.differences(TrainConfig.from_json(ckpt["config"], source=str(run.checkpoint), record=True))
     if diff:
         raise ValueError(f"{run.checkpoint}: checkpoint does not match the config (fields {diff} differ)")
     if not run.vocab.exists():

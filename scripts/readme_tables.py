@@ -56,6 +56,22 @@ def _claims_table(claims: list[dict], halves: list[dict] | None) -> list[str]:
     return lines
 
 
+def older_transform_runs(runs_dir: str) -> dict[str, int]:
+    """{transform versions recorded: runs} of the committed runs in ``runs_dir`` whose recorded
+    transform versions differ from this wgb's (``relext.config``)."""
+    from relext.config import ExtractorConfig
+
+    out: dict[str, int] = {}
+    for cfg_path in sorted((ROOT / runs_dir).glob("*/config.json")):
+        cfg = ExtractorConfig.from_json(cfg_path, record=True)
+        try:
+            cfg.current()
+        except ValueError:
+            names = "+".join([*cfg.dataset_transform, *cfg.vectors_transform])
+            out[names] = out.get(names, 0) + 1
+    return out
+
+
 def re_debias_study() -> str:
     src = "results/re_debias/study/claims.json"
     path = ROOT / src
@@ -71,7 +87,14 @@ def re_debias_study() -> str:
            f"(`{src}`; seeds per variant: {counts}). Verdicts from a two-level bootstrap over seeds and test "
            f"entities ({d['n_resamples']} replicates, paired across variants), Holm's correction across the "
            f"{len(rep['claims'])} claims at alpha {d['alpha']}; 'halves' re-decides each claim on two disjoint "
-           "halves of the seeds and the persons.", ""]
+           "halves of the seeds and the persons."]
+    stale = older_transform_runs("results/re_debias/study/runs")
+    if stale:
+        out[-1] += (f" Not like for like: {sum(stale.values())} runs ({', '.join(f'{k}: {v}' for k, v in stale.items())}) "
+                    "ran an older version of a transform than this wgb's (their `config.json`; the anonymizer's "
+                    "version 1 split a gold pair into two bags where the NER found its tail in some sentences only, "
+                    "see above), so their claims await a rerun.")
+    out += [""]
     out += _claims_table(rep["claims"], rep.get("half_split"))
     cl = rep["claims"]
     decided = [c for c in cl if c["verdict"] != "undecided"]

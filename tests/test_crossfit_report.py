@@ -44,5 +44,5 @@ def test_a_pair_whose_tail_is_anonymized_in_some_sentences_only_is_counted_split
                                             "tail": ["Jane Roe", "Jane Roe", "1900", "Ann Poe"]})}
     anon = {"male_test": Dataset.from_dict({"tail": ["E2", "Jane Roe", "1900", "E2"]})}
     got = anonymize_bags.split_pairs(orig, anon)
-    assert got["test"]["spouse"] == {"pairs": 2, "split": 1}
-    assert got["test"]["birthDate"] == {"pairs": 1, "split": 0}
+    assert got["test"]["spouse"] == {"pairs": 2, "split": 1, "replaced": 1}   # b lost its name everywhere, a not
+    assert got["test"]["birthDate"] == {"pairs": 1, "split": 0, "replaced": 0}

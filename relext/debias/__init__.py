@@ -153,6 +153,19 @@ def canonical_name(name: str) -> str:
     return "+".join(_spell(m, o) for m, o in parts) if parts else "none"
 
 
+def transform_versions(names) -> dict[str, int]:
+    """``{method: version}`` of the methods named in ``names`` (debiaser or combination names)
+    whose class declares a ``version`` above 1: what a run's identity records, so that a run of
+    an older behaviour is refused instead of reused. ``"anonymize"`` -> ``{"anonymize": 2}``."""
+    out: dict[str, int] = {}
+    for name in names:
+        for method, _ in _parse(name):
+            v = int(getattr(DEBIASERS.get(method), "version", 1))
+            if v > 1:
+                out[method] = v
+    return dict(sorted(out.items()))
+
+
 class Compose:
     """Several debiasers run in ``ORDER``; ``describe()`` lists each part."""
 
@@ -200,4 +213,5 @@ def get_debiaser(name: str, **options: Any):
 
 
 __all__ = ["ALIASES", "COMBINATIONS", "DEBIASERS", "ORDER", "STUDY_VARIANTS", "Anonymize", "CDA", "Compose", "split_outside_brackets",
-           "Debiaser", "Duplicate", "HardDebias", "NoDebias", "canonical_name", "get_debiaser"]
+           "Debiaser", "Duplicate", "HardDebias", "NoDebias", "canonical_name", "get_debiaser",
+           "transform_versions"]

@@ -10,9 +10,15 @@ In every split, each article (rows sharing an ``entity_id``) gets its own number
 
 * ``E1`` is the head (the article's subject); then the row tails judged to be persons (below), in
   row order; then every other PERSON mention the NER finds, in order of first appearance.
-* A row's tail is a **person** when its located span overlaps a PERSON mention of the NER, or when
-  its name (read as below) is one of the known person names; otherwise it is not a person and its
-  span is **protected**: never replaced (a place named like a person, a date, an occupation stay).
+* A tail (a name in one article) is a **person** when its name (read as below) is one of the
+  known person names, or when in at least half of the article's rows that locate it (and at least
+  one) its located span overlaps a PERSON mention of the NER. It is then a person in every row
+  holding it, otherwise in none, so that the sentences of one (head, tail) pair keep one tail and
+  stay one bag. A tail that is not a person has its span **protected**: never replaced (a place
+  named like a person, a date, an occupation stay; the half rule keeps a country the NER once
+  takes for a first name a place). (Version 1 decided this per row: where the NER found the name
+  in some of a pair's sentences only, one pair became two bags; ``Anonymize.version`` is 2, and
+  runs record it.)
 * An NER mention that overlaps the located head span is the head (a full birth name such as
   "Princess Dorothea Maria Henriette" around the head mention "Dorothea"), one that overlaps a
   located person tail is that person. Any other mention refers to a person already numbered when
@@ -47,7 +53,7 @@ import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 from relext.debias.base import Memo, check_dataset_dict, package_version
 
@@ -274,6 +280,8 @@ def tail_is_person(row: dict, row_ents: Sequence, known_names: frozenset[tuple[s
 class Anonymize:
     """Replace person names by E1, E2, ... per article in every split (module docstring)."""
 
+    #: 2: a tail's personhood is decided per article and tail, not per row (module docstring).
+    version: ClassVar[int] = 2
     ner: str = "auto"
     cache_dir: str | None = None
     batch_size: int = 256
@@ -317,12 +325,21 @@ class Anonymize:
         """
         art = _Article(self.prefix)
         head = art.add(clean_name(rows[0]["head"]) or [rows[0]["head"]])
+        # a tail is a person in every row of the article or in none (one pair, one bag): when at
+        # least half of the rows that locate it say so (a known name says so in every row)
+        tail_key = [tuple(clean_name(row["tail"]) or row["tail"].split()) for row in rows]
+        votes: dict[tuple, list[int]] = {}
+        for key, row, row_ents in zip(tail_key, rows, ents):
+            v = votes.setdefault(key, [0, 0])
+            located = _valid(row["tail_span"], len(row["tokens"]))
+            v[0] += tail_is_person(row, row_ents, known_names)
+            v[1] += located
+        person_tails = {key for key, (yes, located) in votes.items() if yes and 2 * yes >= located}
         person_of_row: dict[int, _Person] = {}
-        for k, (row, row_ents) in enumerate(zip(rows, ents)):
-            if tail_is_person(row, row_ents, known_names):
-                toks = clean_name(row["tail"]) or row["tail"].split()
-                p = next((q for q in art.persons[1:] if q.tokens == tuple(toks)), None)
-                person_of_row[k] = p or art.add(toks)
+        for k, key in enumerate(tail_key):
+            if key in person_tails:
+                p = next((q for q in art.persons[1:] if q.tokens == key), None)
+                person_of_row[k] = p or art.add(key)
         known = list(art.persons)
         out = []
         for k, (row, row_ents) in enumerate(zip(rows, ents)):
@@ -362,13 +379,8 @@ class Anonymize:
             new["head_span"] = _map_span(row["head_span"], newpos, n)
             new["tail_span"] = _map_span(row["tail_span"], newpos, n)
             new["head"] = head.label
-            if k in person_of_row:
+            if k in person_of_row:  # any other tail's span is protected, so it keeps its name
                 new["tail"] = person_of_row[k].label
-            elif _valid(row["tail_span"], n):
-                s, e = row["tail_span"]
-                whole = next((sp for sp in spans if sp[0] <= s and e <= sp[1]), None)
-                if whole is not None:
-                    new["tail"] = whole[2]
             counts["rows"] += 1
             counts["rows_changed"] += new_tokens != toks
             counts["spans_replaced"] += len(spans)
@@ -424,10 +436,11 @@ class Anonymize:
         return kv
 
     def describe(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "ner": self.ner, "prefix": self.prefix,
+        d: dict[str, Any] = {"name": self.name, "version": self.version, "ner": self.ner, "prefix": self.prefix,
                              "label_blind": True,
-                             "person_tails": "tail span overlaps an NER PERSON mention, or the tail is a known "
-                                             "person name (heads of every split, spouse tails of train only)",
+                             "person_tails": "the tail is a known person name (heads of every split, spouse tails of "
+                                             "train only), or its span overlaps an NER PERSON mention in at "
+                                             "least half of the article's rows locating it; then in every row",
                              "wgb_version": package_version()}
         if self._ner_info is not None:
             d["ner_backend"] = self._ner_info

@@ -56,7 +56,7 @@ def run_vectors(run_dir: str | Path, *, dataset=None):
     from relext.vocab import Vocab
 
     run_dir = Path(run_dir)
-    cfg = TrainConfig.from_json(run_dir / "config.json")
+    cfg = TrainConfig.from_json(run_dir / "config.json", record=True)
     data = load_dataset_dict(cfg.dataset, dataset)
     data = apply_dataset_transforms(data, resolve_transforms(cfg.dataset_transform, "dataset"), seed=cfg.seed)
     raw = train_word2vec(training_sentences(data["train"]), cfg.word2vec_params(), cache_dir=cfg.cache_dir)

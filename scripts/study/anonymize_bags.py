@@ -7,7 +7,9 @@ there), the anonymized data hold two bags for one gold pair, and the anonymize a
 more bags than the other arms. This applies the anonymizer as the studies do, to the embedded
 release (the test protocol) and to each of the 5 cross-fitted folds' views (fold seed 0; the
 held-out persons counted), and counts, per population and relation, the gold pairs
-(``entity_id``, original tail) and how many map to more than one anonymized tail. The gazetteer
+(``entity_id``, original tail), how many map to more than one anonymized tail (none since
+anonymize version 2 decides a tail's personhood per article and tail; version 1's counts are
+kept in ``anonymize_bags_v1.json``) and how many lose their tail name in every sentence. The gazetteer
 of known names holds the training split's spouse tails, so its persons' spouses are found in
 every sentence; held-out spouses rest on NER alone.
 
@@ -42,11 +44,13 @@ def split_pairs(original, anonymized, population=None, splits=None) -> dict[str,
             key = (e, t, r)
             tails[key].add(t2)
             rel_of[key], pop_of[key] = r, (population[e] if population else pop)
-    out: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: {"pairs": 0, "split": 0}))
+    out: dict[str, dict[str, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(lambda: {"pairs": 0, "split": 0, "replaced": 0}))
     for key, ts in tails.items():
         c = out[pop_of[key]][RELATIONS[rel_of[key]]]
         c["pairs"] += 1
         c["split"] += len(ts) > 1
+        c["replaced"] += key[1] not in ts
     return {p: dict(d) for p, d in out.items()}
 
 
@@ -68,23 +72,26 @@ def main() -> int:
         got = split_pairs(view, tr.transform_dataset(view), population, ["male_test", "female_test"])
         for p, d in got.items():
             for r, c in d.items():
-                t = total.setdefault(p, {}).setdefault(r, {"pairs": 0, "split": 0})
-                t["pairs"] += c["pairs"]
-                t["split"] += c["split"]
+                t = total.setdefault(p, {}).setdefault(r, {"pairs": 0, "split": 0, "replaced": 0})
+                for f in t:
+                    t[f] += c[f]
     counts["crossfit_held_out"] = total
-    res = {"data": "embedded WikiGenderBias release", "anonymizer": tr.describe(), "fold_spec": {"folds": 5, "seed": 0},
+    res = {"data": "embedded WikiGenderBias release", "anonymizer": tr.describe(),
+           "before": {"file": "results/re_crossfit/anonymize_bags_v1.json",
+                      "what": "the same counts under anonymize version 1 (personhood per row), commit 063bc04"}, "fold_spec": {"folds": 5, "seed": 0},
            "counts": counts}
     out = ROOT / "results" / "re_crossfit" / "anonymize_bags"
     atomic_write_json(out.with_suffix(".json"), res)
     lines = ["Gold pairs (person, tail) whose sentences the anonymizer gives more than one tail, so that the "
              "anonymize arm scores them as two or more bags (`python scripts/study/anonymize_bags.py`, "
              f"`{out.relative_to(ROOT)}.json`):", "",
-             "| protocol | population | relation | gold pairs | split | share |", "|---|---|---|---|---|---|"]
+             "| protocol | population | relation | gold pairs | split | share | tail replaced everywhere |",
+             "|---|---|---|---|---|---|---|"]
     for proto, by in counts.items():
         for p in ("test", "distant"):
             for r, c in sorted(by.get(p, {}).items()):
                 lines.append(f"| {proto.replace('_', ' ')} | {p} | {r} | {c['pairs']:,} | {c['split']:,} | "
-                             f"{c['split'] / max(c['pairs'], 1):.1%} |")
+                             f"{c['split'] / max(c['pairs'], 1):.1%} | {c['replaced']:,} |")
     atomic_write_text(out.with_suffix(".md"), "\n".join(lines) + "\n")
     print(out.with_suffix(".md").read_text())
     return 0

@@ -260,3 +260,65 @@ def test_place_tail_with_a_person_label_is_still_protected():
     out = Anonymize(ner="gazetteer", progress=False).transform_dataset(ds2)
     born = out["male_test"][2]
     assert "Georgia" in born["tokens"] and born["tail"] == "Georgia"
+
+
+def test_a_tail_found_in_one_sentence_is_a_person_in_all_of_its_pair():
+    """One (head, tail) pair stays one bag: when the NER finds the spouse in one sentence only,
+    its other sentences still replace it with the same label (version 1 left it there, and the
+    pair became two bags)."""
+    from datasets import Dataset, DatasetDict
+
+    from support.debias_data import row
+    from wikigenderbias.schema import sentence_features
+
+    class FakeNER:  # finds "Lucy Black" in the first sentence only
+        def describe(self):
+            return {"kind": "fake"}
+
+        def annotate(self, token_lists):
+            return [[[2, 4, "PERSON"]] if toks[2:4] == ["Lucy", "Black"] and toks[0] == "Carl" else []
+                    for toks in token_lists]
+
+    rows = [row("male_test", "p", 0, "Carl Smith", "Lucy Black", "spouse", "male",
+                "Carl married Lucy Black in 1950 .", (0, 1), (2, 4)),
+            row("male_test", "p", 1, "Carl Smith", "Lucy Black", "spouse", "male",
+                "He and Lucy Black had two sons .", (0, 1), (2, 4)),
+            row("male_test", "p", 2, "Carl Smith", "Berlin", "birthPlace", "male",
+                "He was born in Berlin .", (0, 1), (4, 5))]
+    ds = DatasetDict({"male_test": Dataset.from_list(rows, features=sentence_features())})
+    an = Anonymize(ner="gazetteer", progress=False)
+    an._backend = lambda names: FakeNER()
+    out = an.transform_dataset(ds)["male_test"]
+    assert out["tail"] == ["E2", "E2", "Berlin"]           # one pair, one tail, one bag
+    assert out[1]["tokens"] == "He and E2 had two sons .".split() and out[1]["tail_span"] == [2, 3]
+    assert an.describe()["version"] == 2
+    # still label-blind: the same with every label scrambled
+    scr = _scrambled(ds, ("male_test",))
+    an2 = Anonymize(ner="gazetteer", progress=False)
+    an2._backend = lambda names: FakeNER()
+    assert _view(an2.transform_dataset(scr), "male_test") == _view(an.transform_dataset(ds), "male_test")
+
+
+def test_a_place_the_ner_takes_for_a_person_in_a_minority_of_rows_stays_a_place():
+    from datasets import Dataset, DatasetDict
+
+    from support.debias_data import row
+    from wikigenderbias.schema import sentence_features
+
+    class FakeNER:  # "Israel" as a PERSON in the first sentence only
+        def describe(self):
+            return {"kind": "fake"}
+
+        def annotate(self, token_lists):
+            return [[[3, 4, "PERSON"]] if toks[0] == "Ruth" else [] for toks in token_lists]
+
+    texts = ["Ruth Cohen met Israel in 1950 .", "Cohen was born in Israel .", "Cohen left Israel in 1970 ."]
+    spans = [(3, 4), (4, 5), (2, 3)]
+    rows = [row("female_test", "p", k, "Ruth Cohen", "Israel", "birthPlace", "female", t, (0, 2) if k == 0 else (0, 1), sp)
+            for k, (t, sp) in enumerate(zip(texts, spans))]
+    ds = DatasetDict({"female_test": Dataset.from_list(rows, features=sentence_features())})
+    an = Anonymize(ner="gazetteer", progress=False)
+    an._backend = lambda names: FakeNER()
+    out = an.transform_dataset(ds)["female_test"]
+    assert out["tail"] == ["Israel"] * 3                    # one in three rows is not half
+    assert out["text"] == ["E1 met Israel in 1950 .", "E1 was born in Israel .", "E1 left Israel in 1970 ."]

@@ -31,7 +31,8 @@ def test_run_dir_files_and_done(tmp_path, ds):
         assert (out / name).exists(), name
     saved = json.loads((out / "config.json").read_text())
     assert saved["seed"] == 0 and saved["encoder"] == "pcnn" and "package_version" in saved
-    assert TrainConfig.from_json(out / "config.json") == cfg
+    assert saved["transform_versions"] == {}          # recorded explicitly (none of its transforms versioned)
+    assert TrainConfig.from_json(out / "config.json", record=True) == cfg.current()
     metrics = json.loads((out / "metrics.json").read_text())
     assert [e["epoch"] for e in metrics["epochs"]] == [1, 2]
     assert metrics["split"] == "validation" and 0 <= metrics["best_score"] <= 1
@@ -226,3 +227,42 @@ def test_frozen_word_embeddings_stay_as_initialised(tmp_path, ds):
     init = torch.from_numpy(embedding_matrix(vocab, kv, seed=cfg.seed))
     assert torch.equal(tables["frozen"], init)
     assert not torch.equal(tables["free"], init)
+
+
+def _legacy_record(run_dir, cfg):
+    """A finished run folder as a wgb before transform versions wrote it."""
+    run_dir.mkdir(parents=True)
+    rec = {k: v for k, v in cfg.to_json().items() if k != "transform_versions"}
+    (run_dir / "config.json").write_text(json.dumps({**rec, "package_version": "0.1.0"}))
+    (run_dir / "DONE").write_text("")
+
+
+def test_a_finished_run_of_an_older_transform_version_is_refused_not_reused(tmp_path, ds):
+    from relext.debias import transform_versions
+
+    assert transform_versions(["anonymize"]) == {"anonymize": 2}
+    assert transform_versions(["anonymize[ner=gazetteer]+cda"]) == {"anonymize": 2}
+    assert transform_versions(["cda", "hard_debias", "none"]) == {}
+    cfg = small(tmp_path, dataset_transform=["anonymize"])
+    _legacy_record(tmp_path / "old", cfg)
+    old = TrainConfig.from_json(tmp_path / "old" / "config.json", record=True)
+    assert old.transform_versions == {} and cfg.differences(old) == ["transform_versions"]
+    assert old.differences(cfg) == ["transform_versions"]          # seen from either side
+    with pytest.raises(ValueError, match=r"another config \(fields \['transform_versions'\]"):
+        train(cfg, tmp_path / "old", dataset=ds, progress=False)
+    # nor can an old version be trained anew
+    with pytest.raises(ValueError, match=r"this wgb implements \{'anonymize': 2\}"):
+        train(old, tmp_path / "new", dataset=ds, progress=False)
+    assert not (tmp_path / "new").exists()
+
+
+def test_records_of_unversioned_transforms_keep_their_identity(tmp_path, ds):
+    """Runs of CDA, duplicate, hard debiasing or none written before versions existed are reused
+    as before (their identity has no transform_versions)."""
+    cfg = small(tmp_path, dataset_transform=["cda"])
+    _legacy_record(tmp_path / "old", cfg)
+    assert "transform_versions" not in cfg.identity()
+    assert train(cfg, tmp_path / "old", dataset=ds, progress=False) == tmp_path / "old"
+    # a user's config file without the field means this wgb's versions
+    assert TrainConfig.from_json({**cfg.to_json(), "dataset_transform": ["anonymize"]}).identity()[
+        "transform_versions"] == {"anonymize": 2}
