@@ -298,6 +298,7 @@ def crossfit_blocks() -> dict:
         return body
     return {"power-plan": block("power-plan"), "label-noise": block("label-noise"), "crossfit-folds": folds,
             "re-crossfit-study": md("results/re_crossfit/debias/protocols.md", "The cross-fitted study"),
+            "re-crossfit-grid": md("results/re_crossfit/grid/protocols.md", "The cross-fitted grid"),
             "re-crossfit-label-noise": md("results/re_crossfit/debias/label_noise_gap.md", "The label-noise gaps")}
 
 

@@ -5,11 +5,13 @@
 - ``results/re_crossfit/debias/claims.json``: person-level cross-fitting (every person once, K
   fold runs per seed), its claims on the test persons and on all persons;
 
-and the spouse-gap label-noise sensitivity of the cross-fitted runs whose fold predictions are on
+the same for the CNN/PCNN x attention/average grid (``results/re_grid_cnn_pcnn`` against
+``results/re_crossfit/grid``), and the spouse-gap label-noise sensitivity of the cross-fitted runs whose fold predictions are on
 this machine (``runs/<run>/predictions``, not committed), for both populations.
 
     python scripts/study/crossfit_report.py     # -> results/re_crossfit/debias/protocols.{json,md}
                                                 #    results/re_crossfit/debias/label_noise_gap.json
+                                                #    results/re_crossfit/grid/protocols.{json,md}
 
 Under cross-fitting with fewer than 3 seeds no claim is tested (the seed variance is not
 estimable); the table then shows the entity-only interval and the entity-only MDE, a lower bound
@@ -54,15 +56,15 @@ def _row(c: dict | None, m: int) -> dict:
             "n_seeds": c["n_seeds"], "note": c.get("note", "")}
 
 
-def protocols(test: dict, cross: dict | None) -> dict:
+def protocols(test: dict, cross: dict | None, *, test_src: str = TEST, cross_src: str = CROSS) -> dict:
     t_claims = {c["claim"]: c for c in test.get("claims", [])}
-    out = {"test_protocol": {"source": TEST, "persons": test.get("n_persons", 523)}, "rows": []}
+    out = {"test_protocol": {"source": test_src, "persons": test.get("n_persons", 523)}, "rows": []}
     pops: dict[str, dict] = {}
     if cross:
         pops["test"] = {c["claim"]: c for c in cross.get("claims", [])}
         for name, p in (cross.get("populations") or {}).items():
             pops[name] = {c["claim"]: c for c in p.get("claims", [])}
-        out["crossfit"] = {"source": CROSS, "folds": cross["meta"]["study"].get("folds"),
+        out["crossfit"] = {"source": cross_src, "folds": cross["meta"]["study"].get("folds"),
                            "persons": {"test": cross.get("n_persons"),
                                        **{k: v.get("n_persons") for k, v in (cross.get("populations") or {}).items()}}}
     m = max(len(t_claims), 1)
@@ -94,9 +96,9 @@ def markdown(p: dict) -> str:
     if cf:
         seeds = sorted({r[k]["n_seeds"] for r in p["rows"] for k in r if k.startswith("crossfit_") and r[k]})
         lines.append(f"Test protocol: the release's {p['test_protocol']['persons']} annotated test persons "
-                     f"(`{TEST}`). Cross-fitted: {cf['folds']} folds, {', '.join(map(str, seeds))} seed(s) so far, "
+                     f"(`{p['test_protocol']['source']}`). Cross-fitted: {cf['folds']} folds, {', '.join(map(str, seeds))} seed(s) so far, "
                      f"the annotated test persons ({cf['persons'].get('test')}) and all persons "
-                     f"({cf['persons'].get('all')}) side by side (`{CROSS}`). Each cell: verdict; effect "
+                     f"({cf['persons'].get('all')}) side by side (`{cf['source']}`). Each cell: verdict; effect "
                      f"[interval at the level Holm tested the claim at, {_levels(p)}]; MDE at 80% power. With fewer than 3 seeds no claim is tested: the interval "
                      "is over persons only and the MDE is the entity-only one, a lower bound.")
     lines += ["", "| claim | test protocol | crossfit, test persons | crossfit, all persons |", "|---|---|---|---|"]
@@ -188,6 +190,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "re_crossfit" / "debias")
     ap.add_argument("--no-label-noise", action="store_true")
+    ap.add_argument("--grid-out", type=Path, default=ROOT / "results" / "re_crossfit" / "grid")
     a = ap.parse_args(argv)
     test = json.loads((ROOT / TEST).read_text())
     cpath = ROOT / CROSS
@@ -204,8 +207,29 @@ def main(argv=None) -> int:
         gaps = label_noise_gaps(ROOT / st["runs_dir"], st["variants"], st["seeds"], st["folds"])
         atomic_write_json(a.out / "label_noise_gap.json", gaps)
         atomic_write_text(a.out / "label_noise_gap.md", label_noise_markdown(gaps))
-    print(a.out / "protocols.md")
+    grid_md = grid_protocols(a.grid_out)
+    print(a.out / "protocols.md", grid_md)
     return 0
+
+
+GRID_TEST = "results/re_grid_cnn_pcnn/results.json"
+GRID_CROSS = "results/re_crossfit/grid/results.json"
+
+
+def grid_protocols(out: Path) -> Path | None:
+    """The CNN/PCNN x attention/average grid's claims under both protocols (the test-protocol
+    grid and the cross-fitted one, each ``results.json``'s design report) -> ``out/protocols.{json,md}``."""
+    from wgbcore.atomicio import atomic_write_json, atomic_write_text
+
+    if not (ROOT / GRID_TEST).exists() or not (ROOT / GRID_CROSS).exists():
+        return None
+    test = json.loads((ROOT / GRID_TEST).read_text())["design_report"]
+    res = json.loads((ROOT / GRID_CROSS).read_text())
+    cross = {**res["design_report"], "meta": {"study": {"folds": res["meta"]["folds"]}}}
+    p = protocols(test, cross, test_src=GRID_TEST, cross_src=GRID_CROSS)
+    atomic_write_json(out / "protocols.json", p)
+    atomic_write_text(out / "protocols.md", markdown(p))
+    return out / "protocols.md"
 
 
 if __name__ == "__main__":
