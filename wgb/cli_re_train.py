@@ -85,7 +85,10 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
         overrides.update(folds=k, fold_seed=fold_seed)
     try:
         base = TrainConfig.from_json(data, source=str(config_file)) if config_file else TrainConfig()
-        cfg = TrainConfig.from_json({**base.to_json(), **overrides}, source=str(config_file or "options"))
+        merged = {**base.to_json(), **overrides}
+        if {"dataset_transform", "vectors_transform"} & set(overrides):
+            merged["transform_versions"] = None   # the versions of the transforms now named: this wgb's
+        cfg = TrainConfig.from_json(merged, source=str(config_file or "options"))
         # one run, or (crossfit without --fold) one run per fold in RUN_DIR/fold<k>
         plan = [(cfg if k is None else replace(cfg, fold=fold), run_dir)] if (k is None or fold is not None) \
             else [(replace(cfg, fold=i), run_dir / f"fold{i}") for i in range(k)]

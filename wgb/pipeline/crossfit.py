@@ -61,7 +61,7 @@ def _identity_of(run_dir: Path):
     from relext.train import ExtractorConfig
 
     try:
-        return ExtractorConfig.from_json(run_dir / "config.json").identity()
+        return ExtractorConfig.from_json(run_dir / "config.json", record=True).identity()
     except (OSError, ValueError, TypeError):
         return None
 
