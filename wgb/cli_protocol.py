@@ -1,6 +1,7 @@
 """The evaluation-protocol options shared by every command that trains or scores many runs:
 ``--protocol test|crossfit``, ``--folds K``, ``--fold-seed S`` (see :mod:`relext.crossfit`), and
-the one parser of ``--seeds`` lists (``0,1,2``, ``0-9``, ``0-4,7``)."""
+the one parser of ``--seeds`` lists (``0,1,2``, ``0-9``, ``0-4,7``) and of lists whose items may
+carry their own seeds (``none,cda,anonymize+cda@0-4``, ``cnn,pcnn,rnn@0-2``)."""
 from __future__ import annotations
 
 import click
@@ -62,3 +63,27 @@ def seeds_option(ctx, param, value):
         return parse_seeds(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+def parse_named_seeds(value: str, *, split=None, canonical=None) -> list[tuple[str, list[int] | None]]:
+    """``"cnn,pcnn,rnn@0-2,birnn@0,1"`` -> [(name, its own seeds or None), ...]: a comma-separated
+    list whose items may carry their own seeds after ``@`` (``split``: how to split at the commas,
+    default ``str.split``; ``canonical``: each name's canonical spelling, raising ValueError for an
+    unknown one). A name given twice is an error."""
+    items = [v.strip() for v in (split(value, ",") if split else value.split(",")) if v.strip()]
+    merged: list[str] = []
+    for item in items:  # "rnn@0,1" was split at the comma: glue bare seed items back
+        if merged and "@" in merged[-1] and item[:1].isdigit():
+            merged[-1] += "," + item
+        else:
+            merged.append(item)
+    if not merged:
+        raise ValueError("expected a comma-separated list")
+    out: list[tuple[str, list[int] | None]] = []
+    for item in merged:
+        name, sep, seeds = item.partition("@")
+        name = canonical(name.strip()) if canonical else name.strip()
+        if name in [n for n, _ in out]:
+            raise ValueError(f"{name!r} named twice in {value!r}")
+        out.append((name, parse_seeds(seeds) if sep else None))
+    return out

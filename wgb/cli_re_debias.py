@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_executor import executor_options, run_device
-from wgb.cli_protocol import parse_seeds, protocol_options, resolve_folds, seeds_option
+from wgb.cli_protocol import parse_named_seeds, protocol_options, resolve_folds, seeds_option
 
 
 def _csv(ctx, param, value):
@@ -35,24 +35,10 @@ def _variants(ctx, param, value):
 
     if value is None:
         return None
-    items = [v.strip() for v in split_outside_brackets(value, ",") if v.strip()]
-    # "a@0,1" was split at the comma: glue bare seed items back to the variant before them
-    merged: list[str] = []
-    for item in items:
-        if merged and "@" in merged[-1] and (item[:1].isdigit()):
-            merged[-1] += "," + item
-        else:
-            merged.append(item)
-    if not merged:
-        raise click.BadParameter("expected a comma-separated list of variants")
-    out = []
     try:
-        for item in merged:
-            name, sep, seeds = item.partition("@")
-            out.append((canonical_name(name), parse_seeds(seeds) if sep else None))
+        return parse_named_seeds(value, split=split_outside_brackets, canonical=canonical_name)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-    return out
 
 
 @click.command(name="debias-grid")

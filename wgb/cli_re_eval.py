@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_executor import executor_options, run_device
-from wgb.cli_protocol import protocol_options, resolve_folds, seeds_option
+from wgb.cli_protocol import parse_named_seeds, protocol_options, resolve_folds, seeds_option
 
 from wgb.errors import OutputPath, check_writable, one_line
 
@@ -22,6 +22,22 @@ def _csv(kind: str):
             raise click.BadParameter(f"expected a comma-separated list of {kind}")
         return items
     return parse
+
+
+def _encoders(ctx, param, value):
+    """``cnn,pcnn,rnn@0-2``: encoders, each optionally with its own seeds after ``@``."""
+    from relext.encoders import encoder_class
+
+    def known(name: str) -> str:
+        encoder_class(name)  # an unknown encoder is a ValueError naming the choices
+        return name
+
+    if value is None:
+        return None
+    try:
+        return parse_named_seeds(value, canonical=known)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 _eval_options = [
@@ -84,7 +100,9 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
 
 
 @click.command(name="grid")
-@click.option("--encoders", callback=_csv("encoders"), default="cnn,pcnn,rnn,birnn", show_default=True)
+@click.option("--encoders", callback=_encoders, default="cnn,pcnn,rnn,birnn", show_default=True,
+              help="Comma-separated encoders; one may carry its own seeds after '@' "
+                   "('cnn,pcnn,rnn@0-2,birnn@0-2'): those with all --seeds train first, seed by seed.")
 @click.option("--selectors", callback=_csv("selectors"), default="attention,average", show_default=True)
 @click.option("--seeds", callback=seeds_option, default="1,2,3", show_default=True,
               help="Seeds, e.g. 1,2,3 or 0-4.")
@@ -135,7 +153,8 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
     if threads:
         train_overrides["threads"] = threads
     try:
-        config = GridConfig(encoders=encoders, selectors=selectors, seeds=seeds, epochs=epochs,
+        config = GridConfig(encoders=[e for e, _ in encoders], selectors=selectors, seeds=seeds, epochs=epochs,
+                            seeds_by_encoder={e: own for e, own in encoders if own is not None},
                             train_overrides=train_overrides, threshold_mode=threshold_mode,
                             n_resamples=n_resamples, confidence=confidence,
                             bootstrap_seed=bootstrap_seed,

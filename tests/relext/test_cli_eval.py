@@ -84,9 +84,33 @@ def test_grid_command_uses_the_library(tmp_path, monkeypatch):
     assert json.loads((tmp_path / "g" / "results.json").read_text())["meta"]["runs_evaluated"] == 4
 
 
+def test_grid_encoders_may_carry_their_own_seeds(tmp_path, monkeypatch):
+    """`--encoders cnn,pcnn@1`: cnn at every --seeds, pcnn at seed 1 only; cnn's seeds first."""
+    import relext.grid as grid
+
+    calls = []
+
+    def fake_train(config, run_dir):
+        calls.append(run_dir.name)
+        write_run(run_dir, seed=config["seed"])
+
+    monkeypatch.setattr(grid, "_default_train", fake_train)
+    monkeypatch.setattr(grid, "_default_make_config", lambda **kw: kw)
+    args = ["re", "grid", "--encoders", "cnn,pcnn@1", "--selectors", "attention", "--seeds", "1-3",
+            "--epochs", "1", "--out", str(tmp_path / "g"), "--resamples", "20", "--no-plots"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert calls == ["cnn-attention-seed1", "cnn-attention-seed2", "cnn-attention-seed3", "pcnn-attention-seed1"]
+    saved = json.loads((tmp_path / "g" / "grid.json").read_text())
+    assert saved["encoders"] == ["cnn", "pcnn"] and saved["seeds_by_encoder"] == {"pcnn": [1]}
+
+
 @pytest.mark.parametrize("args,msg", [
     (["--seeds", "1,x"], "expected seeds such as 0,1,2 or 0-9"),
     (["--set", "novalue"], "FIELD=VALUE"),
+    (["--encoders", "cnn,lstm@0-2"], "unknown encoder 'lstm'"),
+    (["--encoders", "cnn,cnn@0"], "'cnn' named twice"),
+    (["--encoders", "cnn,pcnn@2-1"], "empty seed range"),
 ])
 def test_grid_bad_options(tmp_path, args, msg):
     res = CliRunner().invoke(cli, ["re", "grid", "--out", str(tmp_path), *args])
