@@ -46,3 +46,22 @@ def test_a_pair_whose_tail_is_anonymized_in_some_sentences_only_is_counted_split
     got = anonymize_bags.split_pairs(orig, anon)
     assert got["test"]["spouse"] == {"pairs": 2, "split": 1, "replaced": 1}   # b lost its name everywhere, a not
     assert got["test"]["birthDate"] == {"pairs": 1, "split": 0, "replaced": 0}
+
+
+def test_a_claim_over_other_members_is_not_shown_beside_the_test_protocol():
+    sys.path.insert(0, str(ROOT / "scripts" / "study"))
+    try:
+        import crossfit_report
+    finally:
+        sys.path.pop(0)
+    claim = {"verdict": "undecided", "value": 0.01, "ci": [-0.01, 0.03], "ci_adjusted": [-0.02, 0.04],
+             "ci_adjusted_level": 0.99, "ci_entity": [-0.01, 0.03], "mde": 0.02, "n_seeds": 5}
+    test = {"n_persons": 523, "claims": [{**claim, "claim": "A", "statistic": "x (cnn)"},
+                                         {**claim, "claim": "B", "statistic": "y (cnn, pcnn)"}]}
+    cross = {"n_persons": 523, "meta": {"study": {"folds": 5}},
+             "claims": [{**claim, "claim": "A", "statistic": "x (cnn)"},
+                        {**claim, "claim": "B", "statistic": "y (cnn, pcnn, rnn)"}], "populations": {}}
+    p = crossfit_report.protocols(test, cross)
+    a, b = p["rows"]
+    assert a["test_protocol"] and not b["test_protocol"] and b["test_protocol_other_members"] == "y (cnn, pcnn)"
+    assert "test protocol: y (cnn, pcnn)" in crossfit_report.markdown(p)

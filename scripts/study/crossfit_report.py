@@ -70,7 +70,12 @@ def protocols(test: dict, cross: dict | None, *, test_src: str = TEST, cross_src
     m = max(len(t_claims), 1)
     names = list(t_claims) + [n for n in pops.get("test", {}) if n not in t_claims]
     for name in names:
-        row = {"claim": name, "test_protocol": _row(t_claims.get(name), m)}
+        t, c = t_claims.get(name), pops.get("test", {}).get(name)
+        other = t is not None and c is not None and t.get("statistic") != c.get("statistic")
+        # a claim over other members under the test protocol (a grid of fewer encoders) is not shown beside it
+        row = {"claim": name, "test_protocol": {} if other else _row(t, m)}
+        if other:
+            row["test_protocol_other_members"] = t.get("statistic")
         for pop, claims in pops.items():
             row[f"crossfit_{pop}"] = _row(claims.get(name), max(len(claims), 1))
         out["rows"].append(row)
@@ -86,7 +91,7 @@ def _cell(r: dict) -> str:
 
 
 def _levels(p: dict) -> str:
-    lv = [r[k]["ci_level"] for r in p["rows"] for k in r if k != "claim" and r[k] and r[k].get("ci_level")]
+    lv = [r[k]["ci_level"] for r in p["rows"] for k in r if isinstance(r[k], dict) and r[k].get("ci_level")]
     return f"{min(lv):.1%}-{max(lv):.1%}" if lv else "95%"
 
 
@@ -106,6 +111,11 @@ def markdown(p: dict) -> str:
         cells = [r["claim"], _cell(r["test_protocol"]), _cell(r.get("crossfit_test", {})),
                  _cell(r.get("crossfit_all", {}))]
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    other = [r for r in p["rows"] if r.get("test_protocol_other_members")]
+    if other:
+        lines += ["", "Not beside the test protocol (its grid tested the claim over other members): "
+                  + "; ".join(f"{r['claim']} (test protocol: {r['test_protocol_other_members']})" for r in other)
+                  + "."]
     return "\n".join(lines).strip() + "\n"
 
 
