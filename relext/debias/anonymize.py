@@ -14,7 +14,8 @@ In every split, each article (rows sharing an ``entity_id``) gets its own number
   known person names, or when in at least half of the article's rows that locate it (and at least
   one) its located span overlaps a PERSON mention of the NER. It is then a person in every row
   holding it, otherwise in none, so that the sentences of one (head, tail) pair keep one tail and
-  stay one bag. A tail that is not a person has its span **protected**: never replaced (a place
+  stay one bag; two tails that read alike ("Guelph", "Guelph, Ontario") get labels of their own, so
+  two pairs never become one bag. A tail that is not a person has its span **protected**: never replaced (a place
   named like a person, a date, an occupation stay; the half rule keeps a country the NER once
   takes for a first name a place). (Version 1 decided this per row: where the NER found the name
   in some of a pair's sentences only, one pair became two bags; ``Anonymize.version`` is 2, and
@@ -327,19 +328,20 @@ class Anonymize:
         head = art.add(clean_name(rows[0]["head"]) or [rows[0]["head"]])
         # a tail is a person in every row of the article or in none (one pair, one bag): when at
         # least half of the rows that locate it say so (a known name says so in every row)
-        tail_key = [tuple(clean_name(row["tail"]) or row["tail"].split()) for row in rows]
-        votes: dict[tuple, list[int]] = {}
-        for key, row, row_ents in zip(tail_key, rows, ents):
-            v = votes.setdefault(key, [0, 0])
-            located = _valid(row["tail_span"], len(row["tokens"]))
+        # (keyed by the tail as given: two tails read alike, "Guelph" and "Guelph, Ontario", stay two)
+        votes: dict[str, list[int]] = {}
+        for row, row_ents in zip(rows, ents):
+            v = votes.setdefault(row["tail"], [0, 0])
             v[0] += tail_is_person(row, row_ents, known_names)
-            v[1] += located
-        person_tails = {key for key, (yes, located) in votes.items() if yes and 2 * yes >= located}
+            v[1] += _valid(row["tail_span"], len(row["tokens"]))
+        person_of_tail = {t: None for t, (yes, located) in votes.items() if yes and 2 * yes >= located}
         person_of_row: dict[int, _Person] = {}
-        for k, key in enumerate(tail_key):
-            if key in person_tails:
-                p = next((q for q in art.persons[1:] if q.tokens == key), None)
-                person_of_row[k] = p or art.add(key)
+        for k, row in enumerate(rows):
+            t = row["tail"]
+            if t in person_of_tail:
+                if person_of_tail[t] is None:
+                    person_of_tail[t] = art.add(clean_name(t) or t.split())
+                person_of_row[k] = person_of_tail[t]
         known = list(art.persons)
         out = []
         for k, (row, row_ents) in enumerate(zip(rows, ents)):

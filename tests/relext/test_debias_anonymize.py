@@ -322,3 +322,28 @@ def test_a_place_the_ner_takes_for_a_person_in_a_minority_of_rows_stays_a_place(
     out = an.transform_dataset(ds)["female_test"]
     assert out["tail"] == ["Israel"] * 3                    # one in three rows is not half
     assert out["text"] == ["E1 met Israel in 1950 .", "E1 was born in Israel .", "E1 left Israel in 1970 ."]
+
+
+def test_two_tails_read_alike_stay_two_pairs():
+    """"Guelph" (hypernym) and "Guelph, Ontario" (birthPlace) read alike without the comma suffix;
+    taken for persons they get two labels, so two gold pairs never become one bag."""
+    from datasets import Dataset, DatasetDict
+
+    from support.debias_data import row
+    from wikigenderbias.schema import sentence_features
+
+    class FakeNER:
+        def describe(self):
+            return {"kind": "fake"}
+
+        def annotate(self, token_lists):
+            return [[[3, 4, "PERSON"]] for _ in token_lists]
+
+    rows = [row("male_test", "p", 0, "Ann Small", "Guelph", "hypernym", "male", "Small was a Guelph man .", (0, 1), (3, 4)),
+            row("male_test", "p", 1, "Ann Small", "Guelph, Ontario", "birthPlace", "male",
+                "Small born in Guelph , Ontario .", (0, 1), (3, 6))]
+    ds = DatasetDict({"male_test": Dataset.from_list(rows, features=sentence_features())})
+    an = Anonymize(ner="gazetteer", progress=False)
+    an._backend = lambda names: FakeNER()
+    out = an.transform_dataset(ds)["male_test"]
+    assert len(set(out["tail"])) == 2
