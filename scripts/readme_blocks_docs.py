@@ -156,6 +156,7 @@ def anonymize_bags(src: str = "results/re_crossfit/anonymize_bags.json",
         return f"{x[what] / x['pairs']:.1%} ({x[what]:,} of {x['pairs']:,})"
 
     splits = sum(x["split"] for by in c.values() for rels in by.values() for x in rels.values())
+    merged = sum(x.get("merged", 0) for by in c.values() for rels in by.values() for x in rels.values())
     return ("Version 1 of the anonymizer decided per sentence whether a tail is a person, so where the NER found a "
             "spouse's name in some of a pair's sentences only, the pair's sentences formed two bags and the "
             "anonymize arm was scored on more bags than the other arms: spouse pairs split "
@@ -163,7 +164,8 @@ def anonymize_bags(src: str = "results/re_crossfit/anonymize_bags.json",
             f"{share(v1, 'crossfit_held_out', 'distant', 'spouse')} of the distant persons' when held out by "
             f"cross-fitting (`{before}`). Version 2 decides it per article and tail (a person in every sentence "
             "when it is a known name or the NER finds it in at least half of the sentences that locate it, else in "
-            f"none), and splits {splits:,} pairs in any relation, population or protocol (`{src}`). Its price: a "
+            f"none; two tails that read alike get labels of their own): it splits {splits:,} pairs and merges "
+            f"{merged:,} in any relation, population or protocol (`{src}`). Its price: a "
             "place or occupation the NER takes for a person that often loses its name in every sentence of its "
             "pair; held-out test persons' tails replaced everywhere: spouse "
             f"{share(c, 'crossfit_held_out', 'test', 'spouse', 'replaced')}, birthPlace "

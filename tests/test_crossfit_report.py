@@ -44,8 +44,11 @@ def test_a_pair_whose_tail_is_anonymized_in_some_sentences_only_is_counted_split
                                             "tail": ["Jane Roe", "Jane Roe", "1900", "Ann Poe"]})}
     anon = {"male_test": Dataset.from_dict({"tail": ["E2", "Jane Roe", "1900", "E2"]})}
     got = anonymize_bags.split_pairs(orig, anon)
-    assert got["test"]["spouse"] == {"pairs": 2, "split": 1, "replaced": 1}   # b lost its name everywhere, a not
-    assert got["test"]["birthDate"] == {"pairs": 1, "split": 0, "replaced": 0}
+    assert got["test"]["spouse"] == {"pairs": 2, "split": 1, "merged": 0, "replaced": 1}   # b lost its name everywhere, a not
+    assert got["test"]["birthDate"] == {"pairs": 1, "split": 0, "merged": 0, "replaced": 0}
+    merged = {"male_test": Dataset.from_dict({"tail": ["E2", "E2", "E2", "E2"]})}   # two pairs of article a, one bag
+    both = anonymize_bags.split_pairs(orig, merged)["test"]
+    assert both["birthDate"]["merged"] == 1 and both["spouse"]["merged"] == 1   # a's two pairs; b alone in its article
 
 
 def test_a_claim_over_other_members_is_not_shown_beside_the_test_protocol():

@@ -26,30 +26,36 @@ sys.path.insert(0, str(ROOT))
 
 
 def split_pairs(original, anonymized, population=None, splits=None) -> dict[str, dict[str, dict[str, int]]]:
-    """{population: {relation: {pairs, split}}} over row-aligned original / anonymized splits
-    (``population``: entity_id -> population, else the split's; ``splits``: those counted)."""
+    """{population: {relation: {pairs, split, merged, replaced}}} over row-aligned original /
+    anonymized splits: a gold pair is *split* when its sentences get more than one anonymized tail,
+    *merged* when one of its anonymized tails is also another pair's of the article (NA rows
+    included), *replaced* when no sentence keeps its tail (``population``: entity_id ->
+    population, else the split's; ``splits``: those counted)."""
     from wikigenderbias.schema import RELATIONS
 
     tails: dict[tuple, set] = defaultdict(set)
     rel_of: dict[tuple, int] = {}
     pop_of: dict[tuple, str] = {}
+    sources: dict[tuple, set] = defaultdict(set)   # (article, anonymized tail) -> original tails
     for split in splits or list(original):
         a, b = original[split], anonymized[split]
         if len(a) != len(b):
             raise ValueError(f"{split}: {len(a)} rows before anonymization, {len(b)} after")
         pop = "test" if split.endswith("_test") else "distant"
         for e, t, r, t2 in zip(a["entity_id"], a["tail"], a["relation"], b["tail"]):
+            sources[(e, t2)].add(t)
             if r == 0:
                 continue
             key = (e, t, r)
             tails[key].add(t2)
             rel_of[key], pop_of[key] = r, (population[e] if population else pop)
     out: dict[str, dict[str, dict[str, int]]] = defaultdict(
-        lambda: defaultdict(lambda: {"pairs": 0, "split": 0, "replaced": 0}))
+        lambda: defaultdict(lambda: {"pairs": 0, "split": 0, "merged": 0, "replaced": 0}))
     for key, ts in tails.items():
         c = out[pop_of[key]][RELATIONS[rel_of[key]]]
         c["pairs"] += 1
         c["split"] += len(ts) > 1
+        c["merged"] += any(len(sources[(key[0], t2)]) > 1 for t2 in ts)
         c["replaced"] += key[1] not in ts
     return {p: dict(d) for p, d in out.items()}
 
@@ -72,7 +78,7 @@ def main() -> int:
         got = split_pairs(view, tr.transform_dataset(view), population, ["male_test", "female_test"])
         for p, d in got.items():
             for r, c in d.items():
-                t = total.setdefault(p, {}).setdefault(r, {"pairs": 0, "split": 0, "replaced": 0})
+                t = total.setdefault(p, {}).setdefault(r, {"pairs": 0, "split": 0, "merged": 0, "replaced": 0})
                 for f in t:
                     t[f] += c[f]
     counts["crossfit_held_out"] = total
@@ -85,13 +91,13 @@ def main() -> int:
     lines = ["Gold pairs (person, tail) whose sentences the anonymizer gives more than one tail, so that the "
              "anonymize arm scores them as two or more bags (`python scripts/study/anonymize_bags.py`, "
              f"`{out.relative_to(ROOT)}.json`):", "",
-             "| protocol | population | relation | gold pairs | split | share | tail replaced everywhere |",
-             "|---|---|---|---|---|---|---|"]
+             "| protocol | population | relation | gold pairs | split | share | merged with another pair | tail replaced everywhere |",
+             "|---|---|---|---|---|---|---|---|"]
     for proto, by in counts.items():
         for p in ("test", "distant"):
             for r, c in sorted(by.get(p, {}).items()):
                 lines.append(f"| {proto.replace('_', ' ')} | {p} | {r} | {c['pairs']:,} | {c['split']:,} | "
-                             f"{c['split'] / max(c['pairs'], 1):.1%} | {c['replaced']:,} |")
+                             f"{c['split'] / max(c['pairs'], 1):.1%} | {c['merged']:,} | {c['replaced']:,} |")
     atomic_write_text(out.with_suffix(".md"), "\n".join(lines) + "\n")
     print(out.with_suffix(".md").read_text())
     return 0
