@@ -92,7 +92,9 @@ def _cell(r: dict) -> str:
 
 def _levels(p: dict) -> str:
     lv = [r[k]["ci_level"] for r in p["rows"] for k in r if isinstance(r[k], dict) and r[k].get("ci_level")]
-    return f"{min(lv):.1%}-{max(lv):.1%}" if lv else "95%"
+    from relext.studies.claims import level_text  # 0.99958 -> "99.958%", never a rounded "100.0%"
+
+    return f"{level_text(min(lv))}-{level_text(max(lv))}" if lv else "95%"
 
 
 def markdown(p: dict) -> str:
