@@ -226,6 +226,13 @@ def run_grid(
                           args=(train_fn, train_configs[r.name], str(run_dir), settings, predict_fn, data)))
     failed: dict[str, str] = {}
     logs: dict[str, str] = {}
+    by_name = {r.name: r for r in runs}
+
+    def completes_seed(name: str) -> bool:
+        """Did this run finish its (combination, seed): every fold of it done?"""
+        r = by_name.get(name)
+        return r is not None and all((config.run_dir(out, x) / "DONE").exists() for x in runs
+                                     if (x.encoder, x.selector, x.seed) == (r.encoder, r.selector, r.seed))
 
     def on_result(o) -> None:
         v = o.value or {}
@@ -238,9 +245,10 @@ def run_grid(
         timing.save()
         trained = v.get("train_seconds") is not None
         if trained or not (out / "results.json").exists():
-            # after a real training run the plots are cheap next to it: refresh them too
+            # after a real training run the plots are cheap next to it: refresh them too; the
+            # verdicts when it completes a seed (so a long grid stopped early has them for what finished)
             write_summary(config, out, timing=timing.data, failed=failed, logs=logs, plots=plots and trained,
-                          design=False)
+                          design=design and trained and completes_seed(o.key))
 
     run_tasks(tasks, executor, on_result=on_result, progress=progress, desc="runs", already_done=skipped,
               fail_fast=not keep_going)

@@ -105,6 +105,27 @@ def test_grid_encoders_may_carry_their_own_seeds(tmp_path, monkeypatch):
     assert saved["encoders"] == ["cnn", "pcnn"] and saved["seeds_by_encoder"] == {"pcnn": [1]}
 
 
+def test_a_grid_stopped_early_has_verdicts_for_the_seeds_it_finished(tmp_path, monkeypatch):
+    """The summary written after a run that completes a seed carries the design report (before,
+    only the last write did: a long grid stopped early had none)."""
+    import relext.grid as grid
+
+    seen = []
+
+    def fake_train(config, run_dir):
+        res = run_dir.parent.parent / "results.json"
+        seen.append(bool(json.loads(res.read_text()).get("design_report")) if res.exists() else None)
+        write_run(run_dir, seed=config["seed"])
+
+    monkeypatch.setattr(grid, "_default_train", fake_train)
+    monkeypatch.setattr(grid, "_default_make_config", lambda **kw: kw)
+    args = ["re", "grid", "--encoders", "cnn", "--selectors", "average", "--seeds", "1-3",
+            "--epochs", "1", "--out", str(tmp_path / "g"), "--resamples", "20", "--no-plots"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert seen == [None, True, True]
+
+
 @pytest.mark.parametrize("args,msg", [
     (["--seeds", "1,x"], "expected seeds such as 0,1,2 or 0-9"),
     (["--set", "novalue"], "FIELD=VALUE"),
