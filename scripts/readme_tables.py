@@ -299,6 +299,7 @@ def crossfit_blocks() -> dict:
     return {"power-plan": block("power-plan"), "label-noise": block("label-noise"), "crossfit-folds": folds,
             "re-crossfit-study": md("results/re_crossfit/debias/protocols.md", "The cross-fitted study"),
             "re-crossfit-grid": md("results/re_crossfit/grid/protocols.md", "The cross-fitted grid"),
+            "re-crossfit-grid-all": md("results/re_crossfit/grid_all/protocols.md", "The eight-combination cross-fitted grid"),
             "grid-rnn-plan": lambda: (ROOT / "results/re_crossfit/grid_rnn_plan.md").read_text(encoding="utf-8").strip()
             + "\n\n(`results/re_crossfit/grid_rnn_plan.md`)",
             "re-crossfit-label-noise": md("results/re_crossfit/debias/label_noise_gap.md", "The label-noise gaps")}

@@ -68,3 +68,30 @@ def test_a_claim_over_other_members_is_not_shown_beside_the_test_protocol():
     a, b = p["rows"]
     assert a["test_protocol"] and not b["test_protocol"] and b["test_protocol_other_members"] == "y (cnn, pcnn)"
     assert "test protocol: y (cnn, pcnn)" in crossfit_report.markdown(p)
+
+
+def test_grid_plan_beside_measured_untested_claims_say_so():
+    m = _mod()
+    plan = {"claims": [
+        {"claim": "gap (cnn-attention)", "involves_stand_ins": False, "mde_test": 0.05, "mde_all": 0.02},
+        {"claim": "gap (rnn-attention)", "involves_stand_ins": True, "mde_test": 0.06, "mde_all": 0.019},
+        {"claim": "Average scores a higher micro F1", "involves_stand_ins": True, "mde_test": 0.02, "mde_all": 0.007},
+        {"claim": "gap (birnn-average)", "involves_stand_ins": True, "mde_test": 0.06, "mde_all": 0.02}]}
+    tested = lambda mde, v: {"n_seeds": 5, "mde": mde, "mde_kind": "MDE", "verdict": v}  # noqa: E731
+    lower = {"n_seeds": 1, "mde": 0.001, "mde_kind": "entity-only MDE (lower bound)", "verdict": "undecided"}
+    p = {"rows": [
+        {"claim": "gap (cnn-attention)", "crossfit_test": tested(0.04, "undecided"), "crossfit_all": tested(0.009, "supported")},
+        {"claim": "gap (rnn-attention)", "crossfit_test": lower, "crossfit_all": lower},
+        {"claim": "Average scores a higher micro F1", "crossfit_test": tested(0.03, "undecided"),
+         "crossfit_all": tested(0.008, "supported")}]}
+    pv = m.grid_plan_vs_measured(plan, p)
+    rows = {r["claim"]: r for r in pv["rows"]}
+    assert rows["gap (cnn-attention)"]["goal_met"] is True and rows["gap (cnn-attention)"]["all"]["mde_measured"] == 0.009
+    rnn = rows["gap (rnn-attention)"]
+    assert rnn["all"]["mde_measured"] is None and rnn["all"]["verdict"] == "not yet tested" and rnn["goal_met"] is None
+    assert rows["Average scores a higher micro F1"]["goal_met"] is None     # not a gap claim: no goal
+    assert pv["not_in_results"] == ["gap (birnn-average)"]
+    md = m.grid_plan_markdown(pv)
+    assert "| gap (rnn-attention) | yes | 1 | 0.0600 / - | 0.0190 / - | - | not yet tested |" in md
+    assert "at or below the plan (all persons): 1 of 2 tested claims" in md and "goal: 1 of 1" in md
+    assert "Planned, no runs yet: gap (birnn-average)." in md

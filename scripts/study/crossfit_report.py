@@ -97,13 +97,24 @@ def _levels(p: dict) -> str:
     return f"{level_text(min(lv))}-{level_text(max(lv))}" if lv else "95%"
 
 
+def _seeds(seeds: list[int]) -> str:
+    if len(seeds) == 1:
+        return f"{seeds[0]} seed(s)"
+    return f"{' or '.join(map(str, seeds))} seeds (by claim: the fewest of its combinations)"
+
+
+def _runs(cf: dict) -> str:
+    r = cf.get("runs") or {}
+    return f" ({r['done']} of {r['planned']} fold runs)" if r.get("planned") else ""
+
+
 def markdown(p: dict) -> str:
     cf = p.get("crossfit")
     lines = []
     if cf:
         seeds = sorted({r[k]["n_seeds"] for r in p["rows"] for k in r if k.startswith("crossfit_") and r[k]})
         lines.append(f"Test protocol: the release's {p['test_protocol']['persons']} annotated test persons "
-                     f"(`{p['test_protocol']['source']}`). Cross-fitted: {cf['folds']} folds, {', '.join(map(str, seeds))} seed(s) so far, "
+                     f"(`{p['test_protocol']['source']}`). Cross-fitted: {cf['folds']} folds, {_seeds(seeds)} so far{_runs(cf)}, "
                      f"the annotated test persons ({cf['persons'].get('test')}) and all persons "
                      f"({cf['persons'].get('all')}) side by side (`{cf['source']}`). Each cell: verdict; effect "
                      f"[interval at the level Holm tested the claim at, {_levels(p)}]; MDE at 80% power. With fewer than 3 seeds no claim is tested: the interval "
@@ -203,6 +214,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "re_crossfit" / "debias")
     ap.add_argument("--no-label-noise", action="store_true")
     ap.add_argument("--grid-out", type=Path, default=ROOT / "results" / "re_crossfit" / "grid")
+    ap.add_argument("--grid-all-out", type=Path, default=ROOT / "results" / "re_crossfit" / "grid_all")
     a = ap.parse_args(argv)
     test = json.loads((ROOT / TEST).read_text())
     cpath = ROOT / CROSS
@@ -220,28 +232,85 @@ def main(argv=None) -> int:
         atomic_write_json(a.out / "label_noise_gap.json", gaps)
         atomic_write_text(a.out / "label_noise_gap.md", label_noise_markdown(gaps))
     grid_md = grid_protocols(a.grid_out)
-    print(a.out / "protocols.md", grid_md)
+    grid_all_md = grid_protocols(a.grid_all_out, GRID_ALL, GRID_PLAN)
+    print(a.out / "protocols.md", grid_md, grid_all_md)
     return 0
 
 
 GRID_TEST = "results/re_grid_cnn_pcnn/results.json"
 GRID_CROSS = "results/re_crossfit/grid/results.json"
+GRID_ALL = "results/re_crossfit/grid_all/results.json"
+GRID_PLAN = "results/re_crossfit/grid_rnn_plan.json"
 
 
-def grid_protocols(out: Path) -> Path | None:
-    """The CNN/PCNN x attention/average grid's claims under both protocols (the test-protocol
-    grid and the cross-fitted one, each ``results.json``'s design report) -> ``out/protocols.{json,md}``."""
+def grid_protocols(out: Path, cross_src: str = GRID_CROSS, plan_src: str | None = None) -> Path | None:
+    """A cross-fitted grid's claims under both protocols (the test-protocol CNN/PCNN grid and the
+    cross-fitted one, each ``results.json``'s design report) -> ``out/protocols.{json,md}``; with
+    ``plan_src`` (the RNN/BiRNN power plan) also the planned MDE beside the measured one."""
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
-    if not (ROOT / GRID_TEST).exists() or not (ROOT / GRID_CROSS).exists():
+    if not (ROOT / GRID_TEST).exists() or not (ROOT / cross_src).exists():
         return None
     test = json.loads((ROOT / GRID_TEST).read_text())["design_report"]
-    res = json.loads((ROOT / GRID_CROSS).read_text())
+    res = json.loads((ROOT / cross_src).read_text())
     cross = {**res["design_report"], "meta": {"study": {"folds": res["meta"]["folds"]}}}
-    p = protocols(test, cross, test_src=GRID_TEST, cross_src=GRID_CROSS)
+    p = protocols(test, cross, test_src=GRID_TEST, cross_src=cross_src)
+    meta = res["meta"]
+    p["crossfit"]["runs"] = {"done": len(meta.get("runs_done") or []), "planned": meta.get("n_runs")}
+    md = markdown(p)
+    if plan_src and (ROOT / plan_src).exists():
+        p["plan_vs_measured"] = grid_plan_vs_measured(json.loads((ROOT / plan_src).read_text()), p, plan_src)
+        md += grid_plan_markdown(p["plan_vs_measured"])
     atomic_write_json(out / "protocols.json", p)
-    atomic_write_text(out / "protocols.md", markdown(p))
+    atomic_write_text(out / "protocols.md", md)
     return out / "protocols.md"
+
+
+def grid_plan_vs_measured(plan: dict, p: dict, src: str = GRID_PLAN) -> dict:
+    """The RNN/BiRNN plan's MDEs (stand-ins for RNN/BiRNN, written before their runs) beside the
+    measured ones, both populations; a claim with fewer than 3 seeds so far is "not yet tested"."""
+    planned = {c["claim"]: c for c in plan["claims"]}
+    rows = []
+    for r in p["rows"]:
+        c = planned.get(r["claim"])
+        if c is None:
+            continue
+        row = {"claim": r["claim"], "involves_stand_ins": c["involves_stand_ins"]}
+        for pop in ("test", "all"):
+            got = r.get(f"crossfit_{pop}") or {}
+            tested = got.get("mde_kind") == "MDE"
+            row[pop] = {"mde_planned": c.get(f"mde_{pop}"), "mde_measured": got.get("mde") if tested else None,
+                        "seeds": got.get("n_seeds"), "verdict": got.get("verdict") if tested else "not yet tested"}
+        gap = "micro F1" not in r["claim"]
+        m = row["all"]["mde_measured"]
+        row["goal_met"] = None if not gap or m is None else m <= 0.01
+        rows.append(row)
+    missing = [n for n in planned if n not in {r["claim"] for r in rows}]
+    return {"source": src, "goal": "MDE <= 0.01 for every F1-gap claim", "rows": rows, "not_in_results": missing}
+
+
+def grid_plan_markdown(pv: dict) -> str:
+    f = lambda x: "-" if x is None else f"{x:.4f}"  # noqa: E731
+    lines = ["", "### Planned and measured MDE", "",
+             f"The plan (`{pv['source']}`) projected each claim's MDE before any RNN/BiRNN fold run, RNN and BiRNN "
+             "stood in by CNN and PCNN; measured: the same claim of the committed runs. "
+             f"Goal: {pv['goal']} (all persons).", "",
+             "| claim | stand-ins in the plan | seeds | test persons: planned / measured | all persons: planned / measured | "
+             "goal met | verdict (all persons) |", "|---|---|---|---|---|---|---|"]
+    for r in pv["rows"]:
+        t, a = r["test"], r["all"]
+        goal = "-" if r["goal_met"] is None else ("yes" if r["goal_met"] else "no")
+        lines.append(f"| {r['claim'].replace('|', chr(92) + '|')} | {'yes' if r['involves_stand_ins'] else 'no'} | "
+                     f"{a['seeds'] if a['seeds'] is not None else '-'} | {f(t['mde_planned'])} / {f(t['mde_measured'])} | "
+                     f"{f(a['mde_planned'])} / {f(a['mde_measured'])} | {goal} | {a['verdict']} |")
+    done = [r for r in pv["rows"] if r["all"]["mde_measured"] is not None and r["all"]["mde_planned"] is not None]
+    below = sum(r["all"]["mde_measured"] <= r["all"]["mde_planned"] for r in done)
+    gap = [r for r in pv["rows"] if r["goal_met"] is not None]
+    lines += ["", f"Measured at or below the plan (all persons): {below} of {len(done)} tested claims; "
+              f"gap claims meeting the goal: {sum(r['goal_met'] for r in gap)} of {len(gap)}."]
+    if pv["not_in_results"]:
+        lines.append(f"Planned, no runs yet: {'; '.join(pv['not_in_results'])}.")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
