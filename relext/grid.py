@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any, Callable, Sequence
 from relext.evaluate import ENTITY_COUNTS, EvalResult, load_eval, package_version
 from relext.fairness import GAP_METRICS, MICRO, seed_interval
 from relext.report import grid_document
-from wgbcore.atomicio import atomic_write_json, atomic_write_text
+from wgbcore.atomicio import atomic_write_json
 from wikigenderbias.schema import POSITIVE_RELATIONS
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,10 @@ class _Timing:
         rec[key] = rec.get(key, 0.0) + seconds
         self.save()
 
+    def note_run(self, name: str, **fields) -> None:
+        """Where and when a run trained (its worker's host, the time it finished)."""
+        self.data["runs"].setdefault(name, {}).update({k: v for k, v in fields.items() if v is not None})
+
     def save(self) -> None:
         atomic_write_json(self.path, self.data)
 
@@ -210,7 +215,9 @@ def run_grid(
     out.mkdir(parents=True, exist_ok=True)
     timing = _Timing(out / "timing.json")
     started = time.time()
-    invocation = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": 0.0, **executor.describe()}
+    invocation = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": 0.0, "host": socket.gethostname(),
+                  "cpu_count": os.cpu_count(), "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+                  **executor.describe()}
     timing.data["invocations"].append(invocation)
     atomic_write_json(out / "grid.json", config.to_dict())
     train_fn = train_fn or (_default_train if data is None else None)
@@ -241,9 +248,12 @@ def run_grid(
                 timing.add_run(o.key, key, v[key])
         if o.status == "failed":
             failed[o.key], logs[o.key] = o.error, o.log
+        trained = v.get("train_seconds") is not None
+        if trained:
+            timing.note_run(o.key, ran_on=(o.worker or "").rsplit(":", 1)[0] or None,
+                            finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), wall_seconds=round(o.seconds or 0.0, 1))
         invocation["seconds"] = time.time() - started
         timing.save()
-        trained = v.get("train_seconds") is not None
         if trained or not (out / "results.json").exists():
             # after a real training run the plots are cheap next to it: refresh them too; the
             # verdicts when it completes a seed (so a long grid stopped early has them for what finished)

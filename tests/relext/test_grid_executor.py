@@ -303,3 +303,9 @@ def test_rerunning_resumes_only_what_is_missing(tmp_path):
     timing = json.loads((tmp_path / "timing.json").read_text())
     assert len(timing["invocations"]) == 2 and timing["invocations"][1]["executor"] == "serial"
     assert list(timing["runs"]) == ["cnn-average-seed1", "cnn-average-seed3", "cnn-average-seed2"]
+    import socket
+
+    # where and when each run trained (a grid over several machines says which ran where)
+    assert timing["runs"]["cnn-average-seed2"]["ran_on"] == socket.gethostname()
+    assert timing["runs"]["cnn-average-seed2"]["finished"] and timing["runs"]["cnn-average-seed2"]["wall_seconds"] >= 0
+    assert timing["invocations"][1]["host"] == socket.gethostname() and len(timing["invocations"][1]["loadavg_start"]) == 3
