@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 
 # the graph and its formats, importable from here (GENDER_RELATION too, as before the split)
-from kge.graph_io import (GENDER_RELATION, GraphFormatError, find_file, load_graph_dir, load_openke,
+from kge.graph_io import (GraphFormatError, find_file, load_graph_dir, load_openke,
                           load_triples_jsonl, load_tsv, save_openke)
 from kge.knowledge_graph import SPLITS, KnowledgeGraph
 

@@ -52,7 +52,7 @@ from kge.checkpoint import (CHECKPOINT, DONE, RESULT, CheckpointError, ConfigMis
 from kge.embeddings import save_model
 from kge.evaluate import evaluate
 from kge.graph import KnowledgeGraph
-from kge.losses import LOSSES, get_loss
+from kge.losses import LOSSES
 from kge.models import MODELS, KGEModel, get_model
 from kge.optim import ROW_OPTIMIZERS, DenseAdam, RowAdam, make_optimizer, make_row_optimizer  # noqa: F401
 from kge.sampling import SAMPLERS, get_sampler

@@ -4,7 +4,6 @@ mention neither entity, and settings validated before any work or any folder is 
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest

@@ -1,8 +1,13 @@
 """DistMult (Yang et al. 2015): ``score = sum_k h_k r_k t_k`` (linear in head and tail)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kge.models.base import KGEModel
 from kge.models.common import sparse_embedding
+
+if TYPE_CHECKING:
+    import torch
 
 
 class DistMult(KGEModel):

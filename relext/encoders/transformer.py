@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 import torch
 from torch import nn
 

@@ -48,7 +48,6 @@ def _keyed(words: Sequence[str], vectors: np.ndarray):
 
 def run_vectors(run_dir: str | Path, *, dataset=None):
     """(undebiased Word2Vec, initial vectors, trained vectors) of a finished word-embedding run."""
-    import torch
 
     from relext.data import apply_dataset_transforms, load_dataset_dict, resolve_transforms
     from relext.embeddings import train_word2vec

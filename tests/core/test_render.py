@@ -4,7 +4,7 @@ from __future__ import annotations
 import jinja2
 import pytest
 
-from wgbcore.render import cell, environment, interval, num, pct, render, signed
+from wgbcore.render import cell, environment, interval, num, pct, signed
 
 
 def test_html_templates_escape_names_and_build_real_lists():

@@ -1,5 +1,4 @@
 """Tiny synthetic graphs for the kge tests."""
-import numpy as np
 import pytest
 import torch
 

@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 import torch
 
-from relext.bags import word_features
 from relext.encoders import ENCODERS, featurize, get_encoder, transformer_available
 from relext.vocab import Vocab
 
