@@ -136,3 +136,27 @@ def test_dask_local_cluster_runs_tasks_and_survives_a_dead_worker(tmp_path):
     with pytest.raises(TaskFailed, match="x failed: ValueError: planned failure 1 of 5"):
         run_tasks([Task("x", str(tmp_path / "x"), T.fail_times, (str(tmp_path / "x"), 5))], cfg, progress=False,
                   fail_fast=True)
+
+
+def test_without_a_terminal_each_task_gets_a_plain_progress_line(tmp_path, capsys):
+    # under nohup or a batch job tqdm's bar is silent: a long grid must still say what it did
+    tasks = _tasks(tmp_path, T.write_done, 2) + [
+        Task("bad", str(tmp_path / "b"), T.fail_times, (str(tmp_path / "b"), 5), log=str(tmp_path / "b.log"))]
+    (tmp_path / "t1").mkdir()
+    (tmp_path / "t1" / "DONE").write_text("")
+    run_tasks(tasks, ExecutorConfig(), progress=True, desc="runs", already_done=4)
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("runs ")]
+    assert [x.split(":")[0] for x in lines] == ["runs 6/7", "runs 7/7"]     # 4 skipped + t1 finished before
+    assert " t0 done in " in lines[0] and "elapsed, about " in lines[0] and "left" in lines[0]
+    assert f"bad FAILED: ValueError: planned failure 1 of 5 (log: {tmp_path / 'b.log'})" in lines[1]
+    assert "left" not in lines[1]
+    run_tasks(_tasks(tmp_path / "quiet", T.write_done, 1), ExecutorConfig(), progress=False)
+    assert "runs " not in capsys.readouterr().err      # progress=False: silent
+
+
+def test_progress_line_formats_hours():
+    from wgbcore.executor import progress_line
+    from wgbcore.executor_worker import Outcome
+
+    line = progress_line("runs", 10, 40, Outcome("k", "done", seconds=330.0), elapsed=7500.0, ended=10)
+    assert line == "runs 10/40: k done in 5.5 min; 2 h 05 min elapsed, about 6 h 15 min left"
