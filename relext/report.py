@@ -80,6 +80,17 @@ def eval_markdown(result) -> str:
 # --------------------------------------------------------------------------------------------
 # Grid
 # --------------------------------------------------------------------------------------------
+def seed_list(seeds) -> str:
+    """``[0, 1, 2, 4]`` -> ``"0-2, 4"`` (the form ``--seeds`` takes)."""
+    seeds, out = sorted(set(seeds)), []
+    for s in seeds:
+        if out and s == out[-1][1] + 1:
+            out[-1][1] = s
+        else:
+            out.append([s, s])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out) or "none"
+
+
 def grid_document(summary: dict, *, images: bool = True):
     """The report of a grid summary (the dict written to results.json) as a
     :class:`wgbcore.render.Document` (rendered to results.md and results.html)."""
@@ -87,8 +98,11 @@ def grid_document(summary: dict, *, images: bool = True):
 
     doc = Document("Relation extraction gender-gap grid")
     meta = summary.get("meta", {})
-    doc.para(f"Encoders {meta.get('encoders')} × selectors {meta.get('selectors')} × seeds "
-             f"{meta.get('seeds')}, "
+    own = meta.get("seeds_by_encoder") or {}
+    others = "".join(f"; {enc}: {seed_list(ss)}" for enc, ss in own.items())
+    folds = f" × {meta['folds']} person-level folds (cross-fitting)" if meta.get("folds") else ""
+    doc.para(f"Encoders {', '.join(meta.get('encoders') or [])} × selectors {', '.join(meta.get('selectors') or [])} "
+             f"× seeds {seed_list(meta.get('seeds') or [])}{others}{folds}, "
              f"{meta.get('epochs') or 'the trainer default number of'} epoch(s) max; "
              f"{meta.get('runs_evaluated')} of {meta.get('n_runs')} runs evaluated; "
              f"wgb {meta.get('version')}.")

@@ -103,6 +103,14 @@ def test_grid_encoders_may_carry_their_own_seeds(tmp_path, monkeypatch):
     assert calls == ["cnn-attention-seed1", "cnn-attention-seed2", "cnn-attention-seed3", "pcnn-attention-seed1"]
     saved = json.loads((tmp_path / "g" / "grid.json").read_text())
     assert saved["encoders"] == ["cnn", "pcnn"] and saved["seeds_by_encoder"] == {"pcnn": [1]}
+    # the report's header says which encoder ran at which seeds
+    assert "Encoders cnn, pcnn × selectors attention × seeds 1-3; pcnn: 1," in (tmp_path / "g" / "results.md").read_text()
+
+
+def test_seed_list_is_the_form_seeds_take():
+    from relext.report import seed_list
+
+    assert seed_list([4, 0, 1, 2]) == "0-2, 4" and seed_list([3]) == "3" and seed_list([]) == "none"
 
 
 def test_a_grid_stopped_early_has_verdicts_for_the_seeds_it_finished(tmp_path, monkeypatch):
