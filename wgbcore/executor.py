@@ -191,10 +191,9 @@ def run_tasks(tasks: Iterable[Task], config: ExecutorConfig | None = None, *,
         bar.set_postfix_str(f"running {running}, waiting {len(waiting)}, failed {n_failed}", refresh=True)
 
     def finish(outcome: Outcome) -> None:
-        nonlocal n_failed
+        nonlocal n_failed, ended_here
         results[outcome.key] = outcome
         n_failed += outcome.status == "failed"
-        nonlocal ended_here
         bar.update(1)
         ended_here += 1
         if outcome.status == "failed" and not bar.disable:
