@@ -38,7 +38,7 @@ import sys
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from wgbcore.executor_backends import _backend, _Dask, check_picklable
 from wgbcore.executor_worker import Outcome, Task, TaskFailed, execute, gpu_of_slot, one_line
@@ -183,6 +183,7 @@ def run_tasks(tasks: Iterable[Task], config: ExecutorConfig | None = None, *,
     attempts: Counter = Counter()
     deaths: Counter = Counter()
     n_failed = 0
+    durations: list[float] = []
 
     def show() -> None:
         running = len(in_flight)
@@ -199,8 +200,10 @@ def run_tasks(tasks: Iterable[Task], config: ExecutorConfig | None = None, *,
         if outcome.status == "failed" and not bar.disable:
             bar.write(f"FAILED {outcome.key}: {outcome.error}" + (f" (log: {outcome.log})" if outcome.log else ""))
         if plain:
-            print(progress_line(desc, n0 + ended_here, total, outcome, time.time() - started, ended_here),
-                  file=sys.stderr, flush=True)
+            if outcome.seconds:
+                durations.append(outcome.seconds)
+            print(progress_line(desc, n0 + ended_here, total, outcome, time.time() - started, ended_here,
+                                slots=backend.slots, durations=durations), file=sys.stderr, flush=True)
         if on_result is not None:
             on_result(outcome)
         if outcome.status == "failed" and fail_fast:
@@ -256,9 +259,14 @@ def run_tasks(tasks: Iterable[Task], config: ExecutorConfig | None = None, *,
     return {t.key: results[t.key] for t in tasks if t.key in results}
 
 
-def progress_line(desc: str, n: int, total: int, outcome: Outcome, elapsed: float, ended: int) -> str:
-    """``runs 12/40: <key> done in 5.6 min; 2 h 04 min elapsed, about 1 h 30 min left`` (the rate of
-    the tasks this invocation ended; a failed task names its error and log)."""
+def progress_line(desc: str, n: int, total: int, outcome: Outcome, elapsed: float, ended: int, *,
+                  slots: int = 1, durations: Sequence[float] = ()) -> str:
+    """``runs 12/40: <key> done in 5.6 min; 2 h 04 min elapsed, about 1 h 30 min left``.
+
+    Time left: the mean duration of the tasks this invocation ended times the tasks left, shared
+    by ``slots`` running at once; without durations, the rate of the tasks ended so far (which
+    underestimates the pace early on when ``slots`` tasks started together). A failed task names
+    its error and log."""
     def hm(sec: float) -> str:
         m = int(round(sec / 60))
         return f"{m // 60} h {m % 60:02d} min" if m >= 60 else f"{sec / 60:.1f} min"
@@ -266,5 +274,7 @@ def progress_line(desc: str, n: int, total: int, outcome: Outcome, elapsed: floa
     what = outcome.status if outcome.status != "failed" else f"FAILED: {outcome.error}" + (
         f" (log: {outcome.log})" if outcome.log else "")
     took = f" in {hm(outcome.seconds)}" if outcome.seconds else ""
-    left = f", about {hm(elapsed / ended * (total - n))} left" if ended and total > n else ""
+    rest = total - n
+    per = sum(durations) / len(durations) / max(1, slots) if durations else (elapsed / ended if ended else 0)
+    left = f", about {hm(per * rest)} left" if per and rest > 0 else ""
     return f"{desc} {n}/{total}: {outcome.key} {what}{took}; {hm(elapsed)} elapsed{left}"

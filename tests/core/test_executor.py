@@ -160,3 +160,9 @@ def test_progress_line_formats_hours():
 
     line = progress_line("runs", 10, 40, Outcome("k", "done", seconds=330.0), elapsed=7500.0, ended=10)
     assert line == "runs 10/40: k done in 5.5 min; 2 h 05 min elapsed, about 6 h 15 min left"
+    # two slots whose first two tasks ended together: the rate alone would say twice the time left
+    first = progress_line("runs", 1, 10, Outcome("a", "done", seconds=720.0), elapsed=720.0, ended=1,
+                          slots=2, durations=[720.0])
+    assert first.endswith("about 54.0 min left")
+    assert progress_line("runs", 10, 10, Outcome("b", "done", seconds=720.0), elapsed=720.0, ended=1,
+                         slots=2, durations=[720.0]).endswith("elapsed")
