@@ -95,3 +95,18 @@ def test_grid_plan_beside_measured_untested_claims_say_so():
     assert "| gap (rnn-attention) | yes | 1 | 0.0600 / - | 0.0190 / - | - | not yet tested |" in md
     assert "at or below the plan (all persons): 1 of 2 tested claims" in md and "goal: 1 of 1" in md
     assert "Planned, no runs yet: gap (birnn-average)." in md
+
+
+def test_without_predictions_the_committed_label_noise_results_are_kept(tmp_path, monkeypatch, capsys):
+    # a clone has the fold runs' counts but not their predictions: rerunning the report must not
+    # overwrite the committed sensitivity with an empty table
+    m = _mod()
+    monkeypatch.setattr(m, "label_noise_gaps", lambda *a, **k: {})
+    out = tmp_path / "debias"
+    out.mkdir()
+    (out / "label_noise_gap.md").write_text("committed table\n")
+    assert m.main(["--out", str(out), "--grid-out", str(tmp_path / "g"), "--grid-all-out", str(tmp_path / "ga")]) == 0
+    assert (out / "label_noise_gap.md").read_text() == "committed table\n"
+    assert not (out / "label_noise_gap.json").exists()
+    assert "label-noise sensitivity not rewritten" in capsys.readouterr().err
+    assert (out / "protocols.md").exists()

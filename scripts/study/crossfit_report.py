@@ -229,8 +229,12 @@ def main(argv=None) -> int:
     if cross and not a.no_label_noise:
         st = cross["meta"]["study"]
         gaps = label_noise_gaps(ROOT / st["runs_dir"], st["variants"], st["seeds"], st["folds"])
-        atomic_write_json(a.out / "label_noise_gap.json", gaps)
-        atomic_write_text(a.out / "label_noise_gap.md", label_noise_markdown(gaps))
+        if gaps:
+            atomic_write_json(a.out / "label_noise_gap.json", gaps)
+            atomic_write_text(a.out / "label_noise_gap.md", label_noise_markdown(gaps))
+        else:  # a clone has the runs' counts, not their predictions: keep the committed results
+            print(f"label-noise sensitivity not rewritten: no fold run of {st['runs_dir']} has its predictions "
+                  "here (they are not committed; the runs that wrote them have)", file=sys.stderr)
     grid_md = grid_protocols(a.grid_out)
     grid_all_md = grid_protocols(a.grid_all_out, GRID_ALL, GRID_PLAN)
     print(a.out / "protocols.md", grid_md, grid_all_md)
