@@ -182,9 +182,26 @@ class Verdict:
     needs: str = ""
     #: how many times the persons (articles) at the same seeds would decide it (None: none would)
     articles_factor: float | None = None
+    #: an undecided claim held back by the bootstrap's resolution (every replicate on one side, the
+    #: smallest p-value it can give above the corrected level): the resamples that would resolve it
+    resamples_to_decide: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def p_floor(n_resamples: int, parts: int = 1) -> float:
+    """The smallest p-value :func:`bootstrap_p_value` gives with ``n_resamples`` replicates (every
+    replicate on one side of 0), times ``parts`` for an intersection-union claim's evidence
+    against it (Bonferroni over its parts)."""
+    return min(1.0, parts * 2 / (n_resamples + 1))
+
+
+def resamples_to_resolve(n_claims: int, parts: int = 1, *, alpha: float = 0.05, margin: float = 2.0) -> int:
+    """Replicates whose smallest p-value (:func:`p_floor`) is ``margin`` times below the strictest
+    level Holm tests a family of ``n_claims`` at (``alpha / n_claims``), for a claim with
+    ``parts`` parts against it: below that, a claim can be undecided by the resampling alone."""
+    return math.ceil(2 * parts * max(n_claims, 1) * margin / alpha)
 
 
 def z_quantile(q: float) -> float:
@@ -337,8 +354,18 @@ def verdicts(claims: Sequence[Claim], *, alpha: float = 0.05, method: str = "hol
         mde, n, note, needs, factor = power_needs(e, alpha_level=level, power=power)
         if degenerate and not e.degenerate:
             mde, n, note, needs, factor = None, None, f"no test: {degenerate}", "", None
+        k = len(c.parts) if c.parts and side == -1 else 1
+        b = None if e.replicates is None else int(np.size(e.replicates))
+        resamples = None
         if v != "undecided":
             n, note, needs, factor = None, (note if degenerate else ""), "", None
+        elif not degenerate and b and p <= p_floor(b, k) * (1 + 1e-9):
+            # every replicate on one side, yet the smallest p-value B replicates give fails the level
+            resamples = resamples_to_resolve(m if method != "none" else 1, k, alpha=alpha)
+            n, needs, factor = None, "resamples", None
+            note = (f"held back by the bootstrap's resolution: all {b} replicates on one side, but the smallest "
+                    f"p-value they give ({p_floor(b, k):.2g}{f' = {k} parts x 2/(B+1)' if k > 1 else ''}) fails "
+                    f"the corrected level; about {resamples} replicates would resolve it")
         elif n is not None:
             note = f"about {n} seeds would decide it (80% power at the corrected level)" + (
                 f"; or about {factor:.1f}x the articles (persons)" if factor is not None else "")
@@ -347,5 +374,6 @@ def verdicts(claims: Sequence[Claim], *, alpha: float = 0.05, method: str = "hol
                            p_value=float(p), p_adjusted=float(pa), correction=method,
                            n_seeds=e.n_seeds, mde=mde, seeds_to_decide=n, note=note, source=c.source,
                            extra={**c.extra, **details}, ci_adjusted=e.interval(1 - lev),
-                           ci_adjusted_level=1 - lev, needs=needs, articles_factor=factor))
+                           ci_adjusted_level=1 - lev, needs=needs, articles_factor=factor,
+                           resamples_to_decide=resamples))
     return out

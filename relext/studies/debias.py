@@ -268,16 +268,17 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
     """Verdicts of the paper's claims (Holm), their half-split check, and every variant x relation
     gap with its combined interval (Benjamini-Hochberg flags), from the finished runs."""
     from relext.studies.claims import (
-        HALF_MIN_SEEDS, LITTLE, claim_specs, claims_by_population, design_for_runs, gap_flags, is_paper_variant,
-        population_views,
+        HALF_MIN_SEEDS, LITTLE, claim_specs, claims_by_population, design_for_runs, family_resamples, gap_flags,
+        is_paper_variant, population_views,
     )
     from relext.grid_exec import split_readable
 
     runs, _ = split_readable(study_runs(config, out))  # unreadable count files: named in meta.runs_unreadable
     if not runs:
         return {}
+    variants = [v for v in config.variants if v in {name for name, _ in runs}]
+    n_resamples = family_resamples(claim_specs(variants), n_resamples, alpha=alpha)
     design = design_for_runs(runs, rule=rule, n_resamples=n_resamples, seed=config.bootstrap_seed)
-    variants = [v for v in config.variants if v in design.data.counts]
     by_population = claims_by_population(design, claim_specs(variants), alpha=alpha)
     main = population_views(design)[0][1]   # the gaps and the budget: on the claims' main population
     return {

@@ -383,3 +383,63 @@ def test_intersection_union_claim_is_the_largest_part_p_value():
     assert against.estimate is c and against.extra["weakest_part"] == "c"   # shows the evidence against
     v2 = verdicts([against], method="none")[0]
     assert v2.verdict == "contradicted"
+
+
+def _one_sided(value, b, seed=0):
+    """An estimate whose every one of ``b`` replicates lies on the side of ``value``."""
+    from relext.design import Estimate
+    from relext.design_verdicts import bootstrap_p_value
+
+    r = value + np.abs(np.random.default_rng(seed).normal(0, abs(value) / 4, b)) * np.sign(value)
+    return Estimate(value=value, ci=[float(r.min()), float(r.max())], ci_seed=[0, 0], ci_entity=[0, 0], se=float(r.std()),
+                    se_seed=float(r.std()) / 2, se_entity=float(r.std()) / 2, p_value=bootstrap_p_value(r), n_seeds=5,
+                    seeds=list(range(5)), confidence=0.95, replicates=r)
+
+
+def _two_sided(b, seed):
+    from relext.design import Estimate
+    from relext.design_verdicts import bootstrap_p_value
+
+    r = np.random.default_rng(seed).normal(0.01, 0.02, b)
+    return Estimate(value=0.01, ci=[-0.03, 0.05], ci_seed=[0, 0], ci_entity=[0, 0], se=0.02, se_seed=0.01,
+                    se_entity=0.015, p_value=bootstrap_p_value(r), n_seeds=5, seeds=list(range(5)), confidence=0.95,
+                    replicates=r)
+
+
+def test_a_claim_held_back_by_the_bootstrap_resolution_says_so_and_how_many_replicates_would_resolve_it():
+    # 21 parts against a claim, Holm over 28 claims: 2000 replicates cannot give a small enough
+    # p-value even when every replicate says the claim fails; the verdict must say it is the
+    # resampling, not the data, and a family-sized bootstrap decides it
+    from relext.design_verdicts import Claim, p_floor, resamples_to_resolve, verdicts
+
+    def family(b):
+        parts = [(f"part {i}", _one_sided(-0.05 if i == 0 else 0.05, b, i), 1) for i in range(21)]
+        claims = [Claim("every part positive", "s", 1, parts[0][1], parts=parts)]
+        claims += [Claim(f"other {j}", "s", 1, _two_sided(b, 100 + j)) for j in range(27)]   # undecided ones
+        return verdicts(claims)[0]
+
+    small = family(2000)
+    assert small.verdict == "undecided" and small.p_value == p_floor(2000, 21)
+    assert small.resamples_to_decide == resamples_to_resolve(28, 21) and small.needs == "resamples"
+    assert "resolution" in small.note and "21 parts" in small.note
+    assert small.seeds_to_decide is None
+    big = family(small.resamples_to_decide)
+    assert big.verdict == "contradicted" and big.resamples_to_decide is None
+
+
+def test_an_undecided_claim_not_at_the_resolution_floor_is_not_blamed_on_it():
+    from relext.design_verdicts import Claim, verdicts
+
+    v = verdicts([Claim("c", "s", 1, _two_sided(2000, 0))])[0]     # replicates on both sides
+    assert v.verdict == "undecided" and v.resamples_to_decide is None and "resolution" not in v.note
+
+
+def test_family_resamples_cover_the_largest_intersection_union_claim():
+    from relext.design_verdicts import resamples_to_resolve
+    from relext.studies.claims import family_resamples, grid_claim_specs
+
+    combos = [f"{e}-{s}" for e in ("cnn", "pcnn", "rnn", "birnn") for s in ("attention", "average")]
+    specs = grid_claim_specs(combos)
+    assert len(specs) == 28 and max(len(s.parts or []) for s in specs) == 21
+    assert family_resamples(specs) == resamples_to_resolve(28, 21) > 2000
+    assert family_resamples(grid_claim_specs(["cnn-attention"]), 2000) == 2000     # a small family keeps the minimum
