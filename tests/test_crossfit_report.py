@@ -93,7 +93,8 @@ def test_grid_plan_beside_measured_untested_claims_say_so():
     assert pv["not_in_results"] == ["gap (birnn-average)"]
     md = m.grid_plan_markdown(pv)
     assert "| gap (rnn-attention) | yes | 1 | 0.0600 / - | 0.0190 / - | - | not yet tested |" in md
-    assert "at or below the plan (all persons): 1 of 2 tested claims" in md and "goal: 1 of 1" in md
+    assert "stood in for (all persons): measured at or below the plan for 0 of 1." in md and "goal: 1 of 1" in md
+    assert "The other 1 rest on the very runs the plan used" in md and "(at most 55%)" in md
     assert "Planned, no runs yet: gap (birnn-average)." in md
 
 

@@ -308,10 +308,16 @@ def grid_plan_markdown(pv: dict) -> str:
                      f"{a['seeds'] if a['seeds'] is not None else '-'} | {f(t['mde_planned'])} / {f(t['mde_measured'])} | "
                      f"{f(a['mde_planned'])} / {f(a['mde_measured'])} | {goal} | {a['verdict']} |")
     done = [r for r in pv["rows"] if r["all"]["mde_measured"] is not None and r["all"]["mde_planned"] is not None]
-    below = sum(r["all"]["mde_measured"] <= r["all"]["mde_planned"] for r in done)
+    stand = [r for r in done if r["involves_stand_ins"]]
+    below = sum(r["all"]["mde_measured"] <= r["all"]["mde_planned"] for r in stand)
+    own = [r for r in done if not r["involves_stand_ins"]]
+    worst = max((abs(r["all"]["mde_measured"] / r["all"]["mde_planned"] - 1) for r in own), default=None)
     gap = [r for r in pv["rows"] if r["goal_met"] is not None]
-    lines += ["", f"Measured at or below the plan (all persons): {below} of {len(done)} tested claims; "
-              f"gap claims meeting the goal: {sum(r['goal_met'] for r in gap)} of {len(gap)}."]
+    lines += ["", f"Claims the plan stood in for (all persons): measured at or below the plan for {below} of "
+              f"{len(stand)}. "
+              + (f"The other {len(own)} rest on the very runs the plan used: planned and measured differ by the "
+                 f"bootstrap's own noise only (at most {100 * worst:.0f}%). " if own else "")
+              + f"Gap claims meeting the goal: {sum(r['goal_met'] for r in gap)} of {len(gap)}."]
     if pv["not_in_results"]:
         lines.append(f"Planned, no runs yet: {'; '.join(pv['not_in_results'])}.")
     return "\n".join(lines) + "\n"
