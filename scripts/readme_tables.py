@@ -302,6 +302,7 @@ def crossfit_blocks() -> dict:
             "re-crossfit-grid-all": md("results/re_crossfit/grid_all/protocols.md", "The eight-combination cross-fitted grid"),
             "grid-rnn-plan": lambda: (ROOT / "results/re_crossfit/grid_rnn_plan.md").read_text(encoding="utf-8").strip()
             + "\n\n(`results/re_crossfit/grid_rnn_plan.md`)",
+            "cda-seeds-study": md("results/re_crossfit/debias_seeds/claims_summary.md", "The none + cda seeds study"),
             "cda-seeds-plan": lambda: (ROOT / "results/re_crossfit/cda_seeds_plan.md").read_text(encoding="utf-8").strip()
             + "\n\n(`results/re_crossfit/cda_seeds_plan.md`)",
             "re-crossfit-label-noise": md("results/re_crossfit/debias/label_noise_gap.md", "The label-noise gaps")}

@@ -111,3 +111,19 @@ def test_without_predictions_the_committed_label_noise_results_are_kept(tmp_path
     assert not (out / "label_noise_gap.json").exists()
     assert "label-noise sensitivity not rewritten" in capsys.readouterr().err
     assert (out / "protocols.md").exists()
+
+
+def test_the_seeds_study_sits_beside_the_main_study_and_says_it_is_exploratory():
+    m = _mod()
+    c = lambda v, val: {"claim": "CDA reduces the spouse F1 gap", "verdict": v, "value": val, "ci": [-0.02, 0.01],  # noqa: E731
+                        "ci_adjusted": [-0.015, -0.001], "mde": 0.0107}
+    res = {"meta": {"study": {"folds": 5, "seeds": list(range(36))}, "runs_done": ["a"] * 65},
+           "design_report": {"design": {"seeds": {"none": list(range(7)), "cda": list(range(6))}, "n_resamples": 2000},
+                             "claims": [c("undecided", -0.0129)],
+                             "populations": {"all": {"claims": [c("supported", -0.0084)]}}}}
+    main = {"design_report": {"populations": {"all": {"claims": [c("undecided", -0.0089)]}}}}
+    md = m.seeds_study(res, main)
+    assert "none 7, cda 6 of the planned 36 (65 fold runs" in md and "exploratory" in md
+    assert ("| CDA reduces the spouse F1 gap | undecided; -0.0129 [-0.0150, -0.0010]; 0.0107 | **supported**; "
+            "-0.0084 [-0.0150, -0.0010]; 0.0107 | undecided; -0.0089 [-0.0150, -0.0010]; 0.0107 |") in md
+    assert "| - |" in m.seeds_study(res, None)     # no main study here: its cell says so

@@ -235,10 +235,45 @@ def main(argv=None) -> int:
         else:  # a clone has the runs' counts, not their predictions: keep the committed results
             print(f"label-noise sensitivity not rewritten: no fold run of {st['runs_dir']} has its predictions "
                   "here (they are not committed; the runs that wrote them have)", file=sys.stderr)
+    if (ROOT / SEEDS_STUDY).exists():
+        main_res = json.loads((ROOT / MAIN_STUDY).read_text()) if (ROOT / MAIN_STUDY).exists() else None
+        atomic_write_text(ROOT / SEEDS_STUDY.replace("results.json", "claims_summary.md"),
+                          seeds_study(json.loads((ROOT / SEEDS_STUDY).read_text()), main_res))
     grid_md = grid_protocols(a.grid_out)
     grid_all_md = grid_protocols(a.grid_all_out, GRID_ALL, GRID_PLAN)
     print(a.out / "protocols.md", grid_md, grid_all_md)
     return 0
+
+
+SEEDS_STUDY = "results/re_crossfit/debias_seeds/results.json"
+MAIN_STUDY = "results/re_crossfit/debias/results.json"
+
+
+def seeds_study(res: dict, main: dict | None, src: str = SEEDS_STUDY, main_src: str = MAIN_STUDY) -> str:
+    """The none + cda seeds study as it stands, beside the 13-claim study's verdict of each claim
+    (all persons). Its family is its own (Holm over its claims), chosen after the 5-seed study:
+    exploratory until its planned seeds are in."""
+    dr = res["design_report"]
+    seeds = dr["design"]["seeds"]
+    pops = {"test": dr["claims"], **{k: v["claims"] for k, v in dr.get("populations", {}).items()}}
+    ref = {c["claim"]: c for c in (main or {}).get("design_report", {}).get("populations", {}).get("all", {})
+           .get("claims", [])}
+    fin = res["meta"].get("runs_done") or []
+    lines = [f"`none` and `cda` only, cross-fitted ({res['meta']['study'].get('folds')} folds), seeds with all folds "
+             f"finished: none {len(seeds.get('none', []))}, cda {len(seeds.get('cda', []))} of the planned "
+             f"{len(res['meta']['study']['seeds'])} ({len(fin)} fold runs; `{src}`, {dr['design']['n_resamples']} "
+             f"replicates). Holm over this study's {len(dr['claims'])} claims: a family chosen after the 5-seed "
+             "study's verdicts, so exploratory until the planned seeds are in; the 13-claim study's verdict (all "
+             f"persons, `{main_src}`) beside. \"Under every variant\" ranges here over none and cda only, there over "
+             "every paper variant: the two cells test different sets. Each cell: verdict; effect [interval at "
+             "Holm's level]; MDE.", "",
+             "| claim | test persons | all persons | 13-claim study, all persons |", "|---|---|---|---|"]
+    for i, c in enumerate(pops["test"]):
+        a = pops.get("all", [{}] * len(pops["test"]))[i]
+        r = ref.get(c["claim"])
+        cell = lambda x: "-" if not x else _cell({**x, "ci": x.get("ci_adjusted") or x["ci"]})  # noqa: E731
+        lines.append(f"| {c['claim'].replace('|', chr(92) + '|')} | {cell(c)} | {cell(a)} | {cell(r)} |")
+    return "\n".join(lines) + "\n"
 
 
 GRID_TEST = "results/re_grid_cnn_pcnn/results.json"
