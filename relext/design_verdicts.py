@@ -227,6 +227,15 @@ def variance_parts(est: Estimate) -> dict[str, float]:
     return {"seed": seed, "entity": entity, "interaction": inter, "total": var}
 
 
+def mde_at_seeds(parts: dict[str, float], n_seeds_now: int, n_seeds: float, *, alpha_level: float,
+                 power: float = 0.8) -> float:
+    """The MDE with ``n_seeds`` seeds instead of ``n_seeds_now``, from :func:`variance_parts`: the seed
+    and interaction parts scale with ``n_seeds_now / n_seeds``, the entity part stays (the formula
+    :func:`power_needs` solves for the seeds that decide an effect)."""
+    r = n_seeds_now / n_seeds
+    return z_total(alpha_level, power) * math.sqrt(parts["seed"] * r + parts["entity"] + parts["interaction"] * r)
+
+
 def power_plan(est: Estimate, *, alpha_level: float, power: float = 0.8,
                max_seeds: int = 1000) -> tuple[float | None, int | None, str]:
     """(minimum detectable |effect| at the estimate's seed count, seeds that would detect the

@@ -49,11 +49,10 @@ def runs(runs_dir: Path) -> dict[tuple[str, int], list[Path]]:
     return out
 
 
-def mde_at(parts: dict, n0: int, s: int, level: float) -> float:
-    from relext.design_verdicts import z_total
+def mde_at(parts: dict, n0: int, s: float, level: float) -> float:
+    from relext.design_verdicts import mde_at_seeds
 
-    var = parts["seed"] * n0 / s + parts["entity"] + parts["interaction"] * n0 / s
-    return z_total(level) * var ** 0.5
+    return mde_at_seeds(parts, n0, s, alpha_level=level)
 
 
 def plan() -> dict:

@@ -268,11 +268,12 @@ def seeds_study(res: dict, main: dict | None, src: str = SEEDS_STUDY, main_src: 
              "every paper variant: the two cells test different sets. Each cell: verdict; effect [interval at "
              "Holm's level]; MDE.", "",
              "| claim | test persons | all persons | 13-claim study, all persons |", "|---|---|---|---|"]
-    for i, c in enumerate(pops["test"]):
-        a = pops.get("all", [{}] * len(pops["test"]))[i]
-        r = ref.get(c["claim"])
-        cell = lambda x: "-" if not x else _cell({**x, "ci": x.get("ci_adjusted") or x["ci"]})  # noqa: E731
-        lines.append(f"| {c['claim'].replace('|', chr(92) + '|')} | {cell(c)} | {cell(a)} | {cell(r)} |")
+    def cell(x: dict | None) -> str:   # the interval at Holm's level, as the other tables
+        return "-" if not x else _cell({**x, "ci": x.get("ci_adjusted") or x["ci"]})
+
+    for c, a in zip(pops["test"], pops.get("all", [{}] * len(pops["test"]))):
+        lines.append(f"| {c['claim'].replace('|', chr(92) + '|')} | {cell(c)} | {cell(a)} | "
+                     f"{cell(ref.get(c['claim']))} |")
     return "\n".join(lines) + "\n"
 
 
