@@ -93,8 +93,23 @@ def _set_threads(threads: int | None) -> None:
         pass
 
 
+def watch_parent(parent: int, *, interval: float = 2.0, getppid=os.getppid, exit=os._exit) -> None:
+    """Return (by ending the process) once ``parent`` is no longer this process's parent: a worker
+    whose invocation was killed must not train on unseen (its run folder stays unfinished and
+    resumes). Runs in a daemon thread of each local worker."""
+    import time
+
+    while getppid() == parent:
+        time.sleep(interval)
+    exit(1)
+
+
 def _pool_init(threads: int | None, gpus: list[str], runs_per_gpu: int | None, counter) -> None:
-    """Initializer of a local worker process: its GPU (before torch starts CUDA) and threads."""
+    """Initializer of a local worker process: its GPU (before torch starts CUDA) and threads; it
+    ends with its parent (:func:`watch_parent`)."""
+    import threading
+
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True, name="wgb-parent-watch").start()
     if runs_per_gpu:
         with counter.get_lock():
             slot = counter.value

@@ -166,3 +166,45 @@ def test_progress_line_formats_hours():
     assert first.endswith("about 54.0 min left")
     assert progress_line("runs", 10, 10, Outcome("b", "done", seconds=720.0), elapsed=720.0, ended=1,
                          slots=2, durations=[720.0]).endswith("elapsed")
+
+
+def test_a_worker_ends_with_its_killed_invocation(tmp_path):
+    # found by killing a grid with pkill: its spawned workers trained on, unseen, and wrote into
+    # run folders meanwhile deleted; a worker must end when its parent does
+    import os
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import multiprocessing as mp, os, sys, time\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from wgbcore.executor_worker import _pool_init\n"
+        "if __name__ == '__main__':\n"
+        "    ctx = mp.get_context('spawn')\n"
+        "    pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=_pool_init, initargs=(1, [], None, ctx.Value('i', 0)))\n"
+        "    print(pool.submit(os.getpid).result(), flush=True)\n"
+        "    pool.submit(time.sleep, 120)\n"
+        "    time.sleep(0.5)\n"
+        "    os._exit(0)   # the parent dies without shutting its pool down, as under kill\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    worker = int(out.stdout.split()[0])
+    for _ in range(40):
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.25)
+    else:
+        os.kill(worker, 9)
+        raise AssertionError("the worker outlived its parent")
+
+
+def test_watch_parent_exits_once_the_parent_changes():
+    from wgbcore.executor_worker import watch_parent
+
+    parents, exits = iter([7, 7, 1]), []
+    watch_parent(7, interval=0, getppid=lambda: next(parents), exit=exits.append)
+    assert exits == [1]
