@@ -45,13 +45,26 @@ by up to sqrt(3) when it dominates. So ``J = V_c - V_s - V_e`` estimates ``sigma
 E)``). :func:`interaction_correction` takes ``J = max(V_c - V_s - V_e, 0)`` and
 ``V = max(V_s + V_e - J, J)`` (the variance is at least the interaction's), and rescales the
 crossed replicates around the point estimate by sqrt(V / V_c): the corrected combined replicates
-give the interval, the standard error and the p-value (``Estimate.ci_crossed`` keeps the crossed
-interval). The known-answer simulations of ``tests/relext/test_design.py`` check nominal coverage.
+give the standard error (``Estimate.ci_crossed`` keeps the crossed interval). The known-answer simulations of ``tests/relext/test_design.py`` check nominal coverage.
 
-**Tests.** Two-sided bootstrap p-value (percentile-interval inversion, +1 corrected); Holm
-(family-wise error) or Benjamini-Hochberg (false discovery rate) across a family of tests. A test
-is *flagged* only when its adjusted p-value is below ``alpha``; an estimate from fewer than 3 seeds
-or with a zero-width combined interval is *degenerate* and never flags.
+**Tests: studentized, with a small-sample reference for the seeds.** The bootstrap estimates the
+variance; it does not make the p-value. A statistic's test is ``t = value / se`` (``se`` the
+corrected combined standard error) against Student's t with the Welch-Satterthwaite degrees of
+freedom ``df = (S - 1) (V / V_s)^2`` (:func:`seed_df`): the seed-only variance ``V_s`` is
+estimated from S seed values (S - 1 df), the persons' part from thousands of persons (df taken as
+infinite). When the seeds dominate the reference is t with S - 1 df (Student's t over the seeds:
+with 3 seeds the 97.5% quantile is 4.30, not 1.96), when the persons dominate it is the normal.
+Intervals are ``value -/+ t_df * se`` at any level (:meth:`Estimate.interval`), so the interval at
+a claim's corrected level excludes 0 exactly when the claim is decided, and a p-value far in the
+tail (Holm's alpha/m, an intersection-union claim's alpha/(m k)) comes from the t distribution, not
+from counting the few replicates that fall beyond 0 (a percentile bootstrap over 3-5 seed values
+cannot reach beyond their range). The known-answer simulations of ``tests/relext/test_calibration.py``
+check the type-I error at Holm's levels for 3, 5 and 10 seeds, with and without an interaction and
+in the seed-dominated case; the percentile interval of the corrected replicates is kept for
+display (``Estimate.ci_percentile``). Holm (family-wise error) or Benjamini-Hochberg (false
+discovery rate) across a family of tests. A test is *flagged* only when its adjusted p-value is
+below ``alpha``; an estimate from fewer than 3 seeds or with a zero standard error is *degenerate*
+and never flags.
 
 **Verdicts** of directional claims (:func:`verdicts`, :mod:`relext.design_verdicts`):
 ``supported`` (significant after the correction, in the claimed direction), ``contradicted``
@@ -59,8 +72,9 @@ or with a zero-width combined interval is *degenerate* and never flags.
 intersection-union test (each member at level alpha; p = the largest member p). Each verdict
 carries its interval at the level the correction tested it at, and, when undecided, the minimum
 detectable effect (80% power, at the Bonferroni level alpha/m, Holm's first step) and what would
-decide it: more seeds (how many), more articles (how many times the persons), either or both. As
-seeds grow the variance falls to sigma_E^2/E = V_e - J, the floor no seed count passes.
+decide it: more seeds (how many; the t quantiles at the df that many seeds give), more articles (how
+many times the persons), either or both. As seeds grow the variance falls to sigma_E^2/E = V_e - J,
+the floor no seed count passes.
 """
 from __future__ import annotations
 
@@ -71,13 +85,18 @@ import numpy as np
 
 from relext.design_counts import POPULATIONS, StudyCounts  # noqa: F401 - the layer's face
 from relext.design_verdicts import (  # noqa: F401 - the layer's face
-    CORRECTIONS, VERDICTS, Claim, Estimate, Verdict, _interval, adjust, benjamini_hochberg, bootstrap_p_value,
-    flags, holm, intersection_union, iut_claim, power_needs, power_plan, variance_parts, verdicts,
+    CORRECTIONS, DF_MAX, VERDICTS, Claim, Estimate, Verdict, _interval, adjust, benjamini_hochberg,
+    bootstrap_p_value, flags, holm, intersection_union, iut_claim, power_needs, power_plan, reference_critical,
+    reference_p_value, seed_df, t_p_value, t_quantile, variance_parts, verdicts,
 )
 from relext.metrics import micro_f1_from_counts, prf_from_counts
 from wikigenderbias.schema import RELATIONS
 
 MODES = ("combined", "seed", "entity")
+#: The version of the inference rules (a committed verdict made under another version is stale):
+#: 1 = percentile-bootstrap p-values; 2 = studentized p-values and intervals, t reference with
+#: Welch-Satterthwaite df (issue #38).
+DESIGN_VERSION = 2
 #: Fewest seeds for a test: fewer give no usable estimate of the seed variance.
 MIN_SEEDS = 3
 
@@ -143,6 +162,18 @@ def entity_weights(data: StudyCounts, n_resamples: int, seed: int) -> dict[str, 
     return out
 
 
+def entity_df(data: StudyCounts) -> float:
+    """Degrees of freedom of the persons' part of a study's variance: the smaller gender's persons
+    less its resampling strata (gender x fold x population)."""
+    out = []
+    for g in ("male", "female"):
+        mask = data.gender == g
+        strata = {(f, p) for f, p in zip(data.fold[mask] if data.fold is not None else [0] * int(mask.sum()),
+                                         data.population[mask])}
+        out.append(int(mask.sum()) - max(len(strata), 1))
+    return float(max(min(out), 1))
+
+
 def interaction_correction(point: float, crossed: np.ndarray, seed_only: np.ndarray,
                            entity_only: np.ndarray) -> tuple[np.ndarray, float]:
     """(corrected combined replicates, estimated sqrt(sigma_I^2 / (S E))): the crossed replicates
@@ -155,6 +186,49 @@ def interaction_correction(point: float, crossed: np.ndarray, seed_only: np.ndar
     j = max(vc - vs - ve, 0.0)
     target = max(vs + ve - j, j)
     return point + math.sqrt(target / vc) * (crossed - point), math.sqrt(j)
+
+
+def estimate_from_replicates(point: float, reps: Mapping[str, np.ndarray], seeds: Sequence[int],
+                             confidence: float = 0.95, df_entity: float | None = None) -> Estimate:
+    """The :class:`Estimate` of a statistic from its point value and its replicates: ``reps`` holds
+    ``"combined"`` (crossed seeds x entities), ``"seed"`` (entities fixed) and ``"entity"`` (or
+    ``"item"``; seeds fixed). The combined replicates are corrected for the interaction
+    (:func:`interaction_correction`); their standard error and the seed-only one give the
+    studentized interval and p-value against the seed reference ("Tests" in the module docstring;
+    ``df_entity``: the persons' part's degrees of freedom). Degenerate (never a test) with fewer
+    than ``MIN_SEEDS`` seeds or a zero standard error."""
+    seeds = [int(s) for s in seeds]
+    crossed = np.asarray(reps["combined"], dtype=float)
+    seed_only = np.asarray(reps["seed"], dtype=float)
+    entity_only = np.asarray(reps["entity"] if "entity" in reps else reps["item"], dtype=float)
+    combined, se_i = interaction_correction(point, crossed, seed_only, entity_only)
+    se, se_seed, se_entity = (float(np.std(r, ddof=1)) for r in (combined, seed_only, entity_only))
+    n = len(seeds)
+    df = seed_df(se ** 2, se_seed ** 2, n)
+    q = 1 - (1 - confidence) / 2
+    degenerate = None
+    if n < MIN_SEEDS:
+        degenerate = f"fewer than {MIN_SEEDS} seeds: seed variance not estimable"
+    elif not (math.isfinite(se) and se > 1e-12):
+        degenerate = "zero-width interval"
+
+    def sym(width_se: float, quantile: float) -> list[float]:
+        if not (math.isfinite(width_se) and width_se > 0):
+            return [float(point), float(point)]
+        return [point - quantile * width_se, point + quantile * width_se]
+
+    est = Estimate(
+        value=point, ci=[float(point)] * 2, ci_seed=sym(se_seed, t_quantile(q, n - 1 if n > 1 else None)),
+        ci_entity=sym(se_entity, t_quantile(q, df_entity)), se=se, se_seed=se_seed, se_entity=se_entity,
+        p_value=1.0, n_seeds=n, seeds=seeds, confidence=confidence, degenerate=degenerate,
+        ci_crossed=_interval(crossed, confidence), se_crossed=float(crossed.std(ddof=1)),
+        se_interaction=se_i, df=df, df_entity=df_entity, ci_percentile=_interval(combined, confidence),
+        replicates=combined)
+    if math.isfinite(se) and se > 0:
+        est.ci = est.interval(confidence)
+        if not degenerate:
+            est.p_value = reference_p_value(est)
+    return est
 
 
 class Design:
@@ -175,6 +249,7 @@ class Design:
         self._male = data.gender == "male"
         self._female = data.gender == "female"
         self._w = entity_weights(data, n_resamples, seed)
+        self.df_entity = entity_df(data)
         self._draws: dict[tuple[int, ...], np.ndarray] = {}
         self._cache: dict[tuple, dict[str, np.ndarray]] = {}
 
@@ -272,26 +347,7 @@ class Design:
         return self._from_replicates(point, reps, seeds)
 
     def _from_replicates(self, point: float, reps: Mapping[str, np.ndarray], seeds: list[int]) -> Estimate:
-        """The three intervals of a statistic's replicates, the combined one corrected for the
-        interaction (:func:`interaction_correction`); degenerate (never a test) with fewer than
-        ``MIN_SEEDS`` seeds or a zero-width combined interval."""
-        crossed = np.asarray(reps["combined"], dtype=float)
-        combined, se_i = interaction_correction(point, crossed, reps["seed"], reps["entity"])
-        ci = _interval(combined, self.confidence)
-        degenerate = None
-        if len(seeds) < MIN_SEEDS:
-            degenerate = f"fewer than {MIN_SEEDS} seeds: seed variance not estimable"
-        elif ci[1] - ci[0] <= 1e-12:
-            degenerate = "zero-width interval"
-        return Estimate(
-            value=point, ci=ci, ci_seed=_interval(reps["seed"], self.confidence),
-            ci_entity=_interval(reps["entity"], self.confidence),
-            se=float(combined.std(ddof=1)), se_seed=float(reps["seed"].std(ddof=1)),
-            se_entity=float(reps["entity"].std(ddof=1)),
-            p_value=1.0 if degenerate else bootstrap_p_value(combined),
-            n_seeds=len(seeds), seeds=seeds, confidence=self.confidence, degenerate=degenerate,
-            ci_crossed=_interval(crossed, self.confidence), se_crossed=float(crossed.std(ddof=1)),
-            se_interaction=se_i, replicates=combined)
+        return estimate_from_replicates(point, reps, seeds, self.confidence, self.df_entity)
 
     def _drawn_mean(self, v: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
         """(B,) resampled seed means of per-seed values ``v`` (B or 1, S), the draw's spread scaled

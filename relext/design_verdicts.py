@@ -22,13 +22,19 @@ CORRECTIONS = ("holm", "bh", "none")
 # --------------------------------------------------------------------------------------------
 @dataclass
 class Estimate:
-    """A statistic with its combined, seed-only and entity-only bootstrap intervals.
+    """A statistic with its combined, seed-only and entity-only intervals.
 
-    ``ci``/``se``/``p_value`` are the combined (seed x entity) bootstrap's, corrected for the
-    interaction counted three times by the crossed resample (module docstring); ``ci_crossed`` and
-    ``se_crossed`` are the crossed bootstrap's as drawn, ``se_interaction`` the estimated
-    interaction part sqrt(sigma_I^2 / (S E)). ``replicates`` (the corrected combined replicates)
-    serve intervals at other levels (:meth:`interval`); they are not part of :meth:`to_dict`."""
+    ``se`` is the combined (seed x entity) bootstrap's standard error, corrected for the
+    interaction counted three times by the crossed resample (:mod:`relext.design`); ``p_value``
+    and ``ci`` are **studentized**: ``value / se`` against the seed reference of
+    :mod:`relext.design_reference` (Student's t with S - 1 df when the seeds may dominate, the
+    normal when the persons do, a confidence bound on the seed share in between), never a count of
+    extreme replicates, so a p-value at Holm's levels does not rest on a handful of replicates and
+    a few seeds are not treated as the normal's. ``ci_seed`` is t with S - 1 df on ``se_seed``,
+    ``ci_entity`` normal on ``se_entity``; ``ci_percentile`` keeps the corrected replicates'
+    percentile interval for display. ``ci_crossed`` / ``se_crossed`` are the crossed bootstrap's
+    as drawn, ``se_interaction`` the estimated interaction part sqrt(sigma_I^2 / (S E)).
+    ``replicates`` are not part of :meth:`to_dict`."""
 
     value: float
     ci: list[float]               # combined (seeds x entities) percentile interval, corrected
@@ -45,7 +51,11 @@ class Estimate:
     ci_crossed: list[float] | None = None   # the crossed bootstrap's interval before the correction
     se_crossed: float | None = None
     se_interaction: float | None = None
-    df: int | None = None          # a Student-t estimate over seeds (no replicates): its degrees of freedom
+    #: the plug-in Welch-Satterthwaite df (:func:`seed_df`), for display and power plans only
+    df: float | None = None
+    #: degrees of freedom of the persons' part (the smaller gender's persons less its strata; None: many)
+    df_entity: float | None = None
+    ci_percentile: list[float] | None = None   # the corrected combined replicates' percentile interval (display only)
     replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
@@ -53,28 +63,91 @@ class Estimate:
 
     def interval(self, confidence: float) -> list[float]:
         """The combined interval at another confidence level (e.g. a multiplicity-adjusted one):
-        percentile of the kept replicates, Student-t with ``df`` for a seed-level estimate, else
-        normal with ``se``; never the stored ``ci`` at a level it was not computed at (NaN when
-        nothing else is known)."""
+        ``value -/+ t_df * se`` (the normal's quantile without ``df``), the interval that excludes 0
+        exactly when ``p_value`` is below ``1 - confidence``; never the stored ``ci`` at a level it
+        was not computed at (NaN when nothing else is known)."""
         if self.degenerate and not np.all(np.isfinite(self.ci)):
             return list(self.ci)
-        if self.replicates is not None:
-            return _interval(self.replicates, confidence)
-        if self.df is not None and math.isfinite(self.se) and self.se > 0:
-            from scipy import stats
-
-            t = float(stats.t.ppf(1 - (1 - confidence) / 2, self.df))
-            return [self.value - t * self.se, self.value + t * self.se]
+        if math.isfinite(self.se) and self.se > 0:
+            q = reference_critical(1 - confidence, self)
+            return [self.value - q * self.se, self.value + q * self.se]
         if math.isclose(confidence, self.confidence):
             return list(self.ci)
-        if math.isfinite(self.se) and self.se > 0:
-            z = z_quantile(1 - (1 - confidence) / 2)
-            return [self.value - z * self.se, self.value + z * self.se]
         return [float("nan"), float("nan")]
 
 
+#: Degrees of freedom beyond which the t reference is the normal (kept finite for JSON).
+DF_MAX = 1e6
+
+
+def seed_df(v_total: float, v_seed: float, n_seeds: int) -> float | None:
+    """Welch-Satterthwaite degrees of freedom of the combined variance ``v_total``, of which the
+    seed-only bootstrap's variance ``v_seed`` = (sigma_S^2 + sigma_I^2 / E) / S is estimated from
+    ``n_seeds`` values (S - 1 df) and the rest from thousands of persons (df taken as infinite):
+    ``df = (S - 1) (v_total / v_seed)^2``, at least S - 1, at most :data:`DF_MAX`. Seeds that
+    dominate give S - 1 (Student's t over the seeds); persons that dominate give the normal.
+    None with fewer than 2 seeds."""
+    if n_seeds < 2:
+        return None
+    if not (math.isfinite(v_total) and math.isfinite(v_seed)) or v_seed <= 0:
+        return DF_MAX
+    return float(min(DF_MAX, (n_seeds - 1) * max(v_total / v_seed, 1.0) ** 2))
+
+
+def t_quantile(q: float, df: float | None) -> float:
+    """Student's t quantile with ``df`` degrees of freedom (the normal's for None or >= DF_MAX)."""
+    from scipy import stats
+
+    if df is None or df >= DF_MAX:
+        return float(stats.norm.ppf(q))
+    return float(stats.t.ppf(q, df))
+
+
+def t_p_value(value: float, se: float, df: float | None) -> float:
+    """Two-sided p-value of "the statistic is 0": ``|value| / se`` against t with ``df`` (normal
+    for None); 1.0 when ``se`` is not positive and finite."""
+    from scipy import stats
+
+    if not (math.isfinite(se) and se > 0 and math.isfinite(value)):
+        return 1.0
+    z = abs(value) / se
+    sf = stats.norm.sf(z) if df is None or df >= DF_MAX else stats.t.sf(z, df)
+    return float(min(1.0, 2 * sf))
+
+
+def _reference_args(e: "Estimate") -> tuple[float, float, int, float | None]:
+    v = e.se ** 2
+    v_seed = min(e.se_seed ** 2, v) if math.isfinite(e.se_seed) else v
+    return v_seed, v - v_seed, e.n_seeds, e.df_entity
+
+
+def reference_critical(level: float, e: "Estimate") -> float:
+    """The critical |value / se| of ``e``'s two-sided test at ``level`` (:mod:`relext.design_reference`;
+    the normal's with fewer than 2 seeds)."""
+    from relext import design_reference
+
+    v_seed, v_rest, n, df_e = _reference_args(e)
+    if n < 2:
+        return t_quantile(1 - level / 2, None)
+    return design_reference.critical(level, v_seed, v_rest, n, df_e)
+
+
+def reference_p_value(e: "Estimate") -> float:
+    """``e``'s two-sided p-value of "the statistic is 0" from ``value / se`` and the seed reference."""
+    from relext import design_reference
+
+    if not (math.isfinite(e.se) and e.se > 0 and math.isfinite(e.value)):
+        return 1.0
+    v_seed, v_rest, n, df_e = _reference_args(e)
+    if n < 2:
+        return t_p_value(e.value, e.se, None)
+    return design_reference.p_value(e.value / e.se, v_seed, v_rest, n, df_e)
+
+
 def bootstrap_p_value(replicates: np.ndarray) -> float:
-    """Two-sided p-value of "the statistic is 0" by inverting the percentile interval."""
+    """Two-sided p-value of "the statistic is 0" by inverting the percentile interval. Not used for
+    verdicts (its tail rests on a handful of replicates: :func:`t_p_value` is); kept for display
+    and for comparisons."""
     r = np.asarray(replicates, dtype=float)
     b = r.size
     below, above = int(np.sum(r <= 0)), int(np.sum(r >= 0))
@@ -182,26 +255,11 @@ class Verdict:
     needs: str = ""
     #: how many times the persons (articles) at the same seeds would decide it (None: none would)
     articles_factor: float | None = None
-    #: an undecided claim held back by the bootstrap's resolution (every replicate on one side, the
-    #: smallest p-value it can give above the corrected level): the resamples that would resolve it
-    resamples_to_decide: int | None = None
+    #: degrees of freedom of the t reference its p-value and intervals used (:func:`seed_df`)
+    df: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def p_floor(n_resamples: int, parts: int = 1) -> float:
-    """The smallest p-value :func:`bootstrap_p_value` gives with ``n_resamples`` replicates (every
-    replicate on one side of 0), times ``parts`` for an intersection-union claim's evidence
-    against it (Bonferroni over its parts)."""
-    return min(1.0, parts * 2 / (n_resamples + 1))
-
-
-def resamples_to_resolve(n_claims: int, parts: int = 1, *, alpha: float = 0.05, margin: float = 2.0) -> int:
-    """Replicates whose smallest p-value (:func:`p_floor`) is ``margin`` times below the strictest
-    level Holm tests a family of ``n_claims`` at (``alpha / n_claims``), for a claim with
-    ``parts`` parts against it: below that, a claim can be undecided by the resampling alone."""
-    return math.ceil(2 * parts * max(n_claims, 1) * margin / alpha)
 
 
 def z_quantile(q: float) -> float:
@@ -211,15 +269,16 @@ def z_quantile(q: float) -> float:
     return float(norm.ppf(q))
 
 
-def z_total(level: float, power: float = 0.8) -> float:
-    """``z(1 - level / 2) + z(power)``: the MDE of a two-sided test at ``level`` in standard errors."""
-    return z_quantile(1 - level / 2) + z_quantile(power)
+def z_total(level: float, power: float = 0.8, df: float | None = None) -> float:
+    """``q(1 - level / 2) + q(power)``: the MDE of a two-sided test at ``level`` in standard errors,
+    with the quantiles of t with ``df`` degrees of freedom (the normal's for None)."""
+    return t_quantile(1 - level / 2, df) + t_quantile(power, df)
 
 
 def variance_parts(est: Estimate) -> dict[str, float]:
     """The corrected variance split into what more seeds, more articles or both would shrink:
     ``seed`` = sigma_S^2/S, ``entity`` = sigma_E^2/E, ``interaction`` = sigma_I^2/(S E) (module
-    docstring); their sum is ``se**2``."""
+    docstring of :mod:`relext.design`); their sum is ``se**2``."""
     var, vs, ve = est.se ** 2, est.se_seed ** 2, est.se_entity ** 2
     j = (est.se_interaction or 0.0) ** 2
     seed, entity = max(vs - j, 0.0), max(ve - j, 0.0)
@@ -227,13 +286,37 @@ def variance_parts(est: Estimate) -> dict[str, float]:
     return {"seed": seed, "entity": entity, "interaction": inter, "total": var}
 
 
+def _projected(parts: dict[str, float], s0: int, n_seeds: float, articles: float = 1.0) -> tuple[float, float]:
+    """(variance, its seed-only part) with ``n_seeds`` seeds and ``articles`` times the persons
+    instead of ``s0`` seeds: seed and interaction parts scale with s0 / S, entity and interaction
+    with 1 / articles; the seed-only part (what the S seed values estimate) is seed + interaction."""
+    r = s0 / n_seeds
+    var = parts["seed"] * r + (parts["entity"] + parts["interaction"] * r) / articles
+    return var, parts["seed"] * r + parts["interaction"] * r / articles
+
+
+def mde_factor(level: float, power: float, var: float, v_seed: float, n_seeds: int,
+               df_entity: float | None = None) -> float:
+    """The MDE in standard errors of a two-sided test at ``level`` with 80% (``power``) power: the
+    seed reference's critical value (:mod:`relext.design_reference`) plus t's ``power`` quantile at
+    the plug-in df (:func:`seed_df`)."""
+    from relext import design_reference
+
+    if n_seeds < 2:
+        return z_total(level, power)
+    v_seed = min(v_seed, var)
+    crit = design_reference.critical(level, v_seed, var - v_seed, int(n_seeds), df_entity)
+    return crit + t_quantile(power, seed_df(var, v_seed, int(n_seeds)))
+
+
 def mde_at_seeds(parts: dict[str, float], n_seeds_now: int, n_seeds: float, *, alpha_level: float,
-                 power: float = 0.8) -> float:
+                 power: float = 0.8, df_entity: float | None = None) -> float:
     """The MDE with ``n_seeds`` seeds instead of ``n_seeds_now``, from :func:`variance_parts`: the seed
-    and interaction parts scale with ``n_seeds_now / n_seeds``, the entity part stays (the formula
-    :func:`power_needs` solves for the seeds that decide an effect)."""
-    r = n_seeds_now / n_seeds
-    return z_total(alpha_level, power) * math.sqrt(parts["seed"] * r + parts["entity"] + parts["interaction"] * r)
+    and interaction parts scale with ``n_seeds_now / n_seeds``, the entity part stays, and the seed
+    reference at that many seeds (the formula :func:`power_needs` solves for the seeds that decide an
+    effect)."""
+    var, v_seed = _projected(parts, n_seeds_now, n_seeds)
+    return mde_factor(alpha_level, power, var, v_seed, int(round(n_seeds)), df_entity) * math.sqrt(var)
 
 
 def power_plan(est: Estimate, *, alpha_level: float, power: float = 0.8,
@@ -245,45 +328,61 @@ def power_plan(est: Estimate, *, alpha_level: float, power: float = 0.8,
     return mde, n, note
 
 
+def _smallest(ok, lo: float, hi: float, integer: bool) -> float | None:
+    """The smallest x in [lo, hi] with ``ok(x)`` for a monotone ``ok`` (None if ``ok(hi)`` fails)."""
+    if not ok(hi):
+        return None
+    if ok(lo):
+        return lo
+    for _ in range(60):
+        if (integer and hi - lo <= 1) or (not integer and hi - lo <= 1e-3 * hi):
+            break
+        mid = (lo + hi) // 2 if integer else (lo + hi) / 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
 def power_needs(est: Estimate, *, alpha_level: float, power: float = 0.8, max_seeds: int = 1000,
                 max_articles: float = 1000.0) -> tuple[float | None, int | None, str, str, float | None]:
     """:func:`power_plan` plus what would decide the observed effect: ``needs`` ("seeds",
     "articles", "seeds or articles", "seeds and articles"; "" when nothing is needed) and the
     factor of persons (articles) that would at the estimate's seeds. With S0 seeds and E0 persons
-    now, V(S, m E0) = seed S0/S + (entity + interaction S0/S) / m."""
+    now, V(S, m E0) = seed S0/S + (entity + interaction S0/S) / m; the MDE at (S, m) uses the seed
+    reference at that design (:func:`mde_factor`), so a few seeds cost what Student's t says."""
     if est.degenerate:
         return None, None, f"no test: {est.degenerate}", "", None
-    z = z_total(alpha_level, power)
     p = variance_parts(est)
-    var, floor = p["total"], p["entity"]
-    mde = z * math.sqrt(var)
+    s0, df_e = est.n_seeds, est.df_entity
+    var = p["total"]
+    mde = mde_at_seeds(p, s0, s0, alpha_level=alpha_level, power=power, df_entity=df_e)
     d = abs(est.value)
     if d == 0:
         return mde, None, "the observed effect is 0", "", None
-    need = (d / z) ** 2
-    if need >= var:
+    if mde <= d:
         return mde, None, "the observed effect is above the MDE (undecided by chance at 80% power)", "", None
-    seeds_alone = need > floor
-    articles_alone = need > p["seed"]
-    m = (var - p["seed"]) / (need - p["seed"]) if articles_alone else None
-    m = m if m is not None and m <= max_articles else None
-    n = None
-    if seeds_alone:
-        n = max(math.ceil((var - floor) * est.n_seeds / (need - floor) - 1e-9), 2)
-        if n > max_seeds:
-            n = None
+
+    def decides(n: float, m: float = 1.0) -> bool:
+        v, v_seed = _projected(p, s0, n, m)
+        return mde_factor(alpha_level, power, v, v_seed, int(round(n)), df_e) * math.sqrt(v) <= d
+
+    floor = z_total(alpha_level, power) * math.sqrt(p["entity"])      # infinitely many seeds
+    seeds_alone = floor < d
+    articles_alone = decides(s0, 1e12)                                   # infinitely many persons
+    n = _smallest(lambda x: decides(x), s0 + 1, max_seeds, True) if seeds_alone else None
+    n = int(n) if n is not None else None
+    m = _smallest(lambda x: decides(s0, x), 1.0, max_articles, False) if articles_alone else None
     needs = ("seeds or articles" if seeds_alone and articles_alone else "seeds" if seeds_alone
              else "articles" if articles_alone else "seeds and articles")
     if seeds_alone:
         note = "" if n is not None else f"more than {max_seeds} seeds would be needed"
     else:
         note = ("no seed count decides it: the judged persons' sampling noise alone (entity SE "
-                f"{math.sqrt(floor):.4f} as seeds grow) hides an effect of {d:.4f}")
+                f"{math.sqrt(p['entity']):.4f} as seeds grow) hides an effect of {d:.4f}")
     if needs == "seeds and articles":
-        note += (f"; nor would more articles at {est.n_seeds} seeds (seed SE {math.sqrt(p['seed']):.4f}): "
-                 "it needs more seeds and more articles")
+        note += (f"; nor would more articles at {s0} seeds (seed SE {math.sqrt(p['seed']):.4f}, "
+                 f"t with {s0 - 1} df): it needs more seeds and more articles")
     elif needs == "articles" and m is not None:
-        note += f"; about {m:.1f}x the articles (persons) at {est.n_seeds} seeds would"
+        note += f"; about {m:.1f}x the articles (persons) at {s0} seeds would"
     return mde, n, note, needs, m
 
 
@@ -363,18 +462,8 @@ def verdicts(claims: Sequence[Claim], *, alpha: float = 0.05, method: str = "hol
         mde, n, note, needs, factor = power_needs(e, alpha_level=level, power=power)
         if degenerate and not e.degenerate:
             mde, n, note, needs, factor = None, None, f"no test: {degenerate}", "", None
-        k = len(c.parts) if c.parts and side == -1 else 1
-        b = None if e.replicates is None else int(np.size(e.replicates))
-        resamples = None
         if v != "undecided":
             n, note, needs, factor = None, (note if degenerate else ""), "", None
-        elif not degenerate and b and p <= p_floor(b, k) * (1 + 1e-9):
-            # every replicate on one side, yet the smallest p-value B replicates give fails the level
-            resamples = resamples_to_resolve(m if method != "none" else 1, k, alpha=alpha)
-            n, needs, factor = None, "resamples", None
-            note = (f"held back by the bootstrap's resolution: all {b} replicates on one side, but the smallest "
-                    f"p-value they give ({p_floor(b, k):.2g}{f' = {k} parts x 2/(B+1)' if k > 1 else ''}) fails "
-                    f"the corrected level; about {resamples} replicates would resolve it")
         elif n is not None:
             note = f"about {n} seeds would decide it (80% power at the corrected level)" + (
                 f"; or about {factor:.1f}x the articles (persons)" if factor is not None else "")
@@ -384,5 +473,5 @@ def verdicts(claims: Sequence[Claim], *, alpha: float = 0.05, method: str = "hol
                            n_seeds=e.n_seeds, mde=mde, seeds_to_decide=n, note=note, source=c.source,
                            extra={**c.extra, **details}, ci_adjusted=e.interval(1 - lev),
                            ci_adjusted_level=1 - lev, needs=needs, articles_factor=factor,
-                           resamples_to_decide=resamples))
+                           df=e.df))
     return out

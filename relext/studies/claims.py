@@ -409,17 +409,6 @@ def design_for_runs(runs: Mapping[tuple[str, int], Path], *, rule: str = "argmax
     return Design(StudyCounts.from_runs(runs, rule=rule), n_resamples=n_resamples, seed=seed)
 
 
-def family_resamples(specs: Sequence[ClaimSpec], minimum: int = 2000, *, alpha: float = 0.05) -> int:
-    """Bootstrap replicates for a family of claims: at least ``minimum``, and enough that no claim
-    can be undecided by the resampling alone (:func:`relext.design_verdicts.resamples_to_resolve`
-    for the family's size and its largest intersection-union claim, whose evidence against is
-    Bonferroni over its parts)."""
-    from relext.design_verdicts import resamples_to_resolve
-
-    parts = max([len(s.parts) for s in specs if s.parts] or [1])
-    return max(minimum, resamples_to_resolve(len(specs), parts, alpha=alpha))
-
-
 def grid_design_report(runs: Mapping[tuple[str, int], Path], *, rules: Sequence[str] = ("argmax", "threshold"),
                        n_resamples: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict:
     """Design report of a grid: ``runs`` maps (``<encoder>-<selector>``, seed) to run directories
@@ -430,11 +419,12 @@ def grid_design_report(runs: Mapping[tuple[str, int], Path], *, rules: Sequence[
     out: dict = {"design": {"unit": "seeds x test entities (crossed); entities resampled within gender "
                                     "(and fold); interaction counted once",
                             "n_resamples": n_resamples, "alpha": alpha, "claims_correction": "holm",
+                            "claims_reference": "studentized: value / se against Student's t with "
+                                                "Welch-Satterthwaite df (S - 1 when the seeds dominate; relext.design)",
                             "claims_test": "intersection-union for claims about every member of a set",
                             "gap_flags_correction": "benjamini-hochberg", "bootstrap_seed": seed},
                  "gaps": {}}
     combos = sorted({c for c, _ in runs})
-    out["design"]["n_resamples"] = n_resamples = family_resamples(grid_claim_specs(combos), n_resamples, alpha=alpha)
     for rule in rules:
         try:
             design = design_for_runs(runs, rule=rule, n_resamples=n_resamples, seed=seed)
@@ -459,8 +449,6 @@ def _decide_cell(v: Verdict) -> str:
     if v.seeds_to_decide:
         return f"~{v.seeds_to_decide} seeds" + (f" or ~{v.articles_factor:.1f}x articles"
                                                  if v.articles_factor is not None else "")
-    if v.resamples_to_decide:
-        return f"~{v.resamples_to_decide} bootstrap replicates (resolution)"
     if v.needs:
         return f"more {v.needs}" + (f" (~{v.articles_factor:.1f}x articles)" if v.articles_factor is not None else "")
     return v.note or "-"

@@ -268,7 +268,7 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
     """Verdicts of the paper's claims (Holm), their half-split check, and every variant x relation
     gap with its combined interval (Benjamini-Hochberg flags), from the finished runs."""
     from relext.studies.claims import (
-        HALF_MIN_SEEDS, LITTLE, claim_specs, claims_by_population, design_for_runs, family_resamples, gap_flags,
+        HALF_MIN_SEEDS, LITTLE, claim_specs, claims_by_population, design_for_runs, gap_flags,
         is_paper_variant, population_views,
     )
     from relext.grid_exec import split_readable
@@ -277,7 +277,6 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
     if not runs:
         return {}
     variants = [v for v in config.variants if v in {name for name, _ in runs}]
-    n_resamples = family_resamples(claim_specs(variants), n_resamples, alpha=alpha)
     design = design_for_runs(runs, rule=rule, n_resamples=n_resamples, seed=config.bootstrap_seed)
     by_population = claims_by_population(design, claim_specs(variants), alpha=alpha)
     main = population_views(design)[0][1]   # the gaps and the budget: on the claims' main population
@@ -288,6 +287,8 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
                            "once (relext.design)",
                    "n_resamples": n_resamples, "alpha": alpha, "claims_correction": "holm",
                    "claims_interval": "at the level Holm tested each claim at (1 - alpha/(m - k))",
+                   "claims_reference": "studentized: value / se against Student's t with Welch-Satterthwaite df "
+                                               "(S - 1 when the seeds dominate; relext.design)",
                    "claims_test": "intersection-union for claims about every member of a set",
                    "paper_variants": [v for v in variants if is_paper_variant(v)],
                    "controls": [v for v in variants if not is_paper_variant(v)],
