@@ -78,6 +78,13 @@ def test_report_leads_with_verdicts_and_pools_the_seeds(tiny_run):
     for r in data:  # the decomposition is exact: added = shared + error-born - missed
         assert r["added"]["value"] == pytest.approx(r["shared"]["value"] + r["error_born"]["value"]
                                                     - r["missed"]["value"], abs=1e-9)
+    # the exposure-matched nulls (issue #38): every extracted triple is one of the candidate pairs
+    # the extractor scored; every person has one gold fact per relation, so the gold difference is 0
+    assert not [k for k in a["unmapped"] if "candidate pair" in k]
+    assert {r["extractor"] for r in a["exposure"]} == {"baseline", "cda"}
+    for r in (r for r in a["facts"] if r["relation"] == "all"):
+        assert r["gold"]["value"] == pytest.approx(0.0, abs=1e-12)
+        assert r["widening"]["value"] == pytest.approx(r["spurious"]["value"] - r["missed"]["value"], abs=1e-12)
     md = (out / "report" / "report.md").read_text()
     assert md.index("## Answer") < md.index("## How to read it") < md.index("## 1. Facts per person")
     html = (out / "report" / "report.html").read_text()

@@ -98,6 +98,9 @@ def test_report_holds_both_populations(study_and_run, small_benchmark):
     # the graphs at each scale: the test persons' share is smaller
     for g, n in sc["sizes"]["all"]["triples"].items():
         assert n >= sc["sizes"]["test"]["triples"][g]
+    # every person's candidate pairs (all splits) joined their triples; the gold difference is 0
+    assert not [k for k in a["unmapped"] if "candidate pair" in k]
+    assert all(r["gold"]["value"] == pytest.approx(0.0, abs=1e-12) for r in a["facts"] if r["relation"] == "all")
     md = (out / "report" / "report.md").read_text()
     assert "test persons only" in md and "all persons" in md
 

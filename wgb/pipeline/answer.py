@@ -1,6 +1,7 @@
 """The answer of a ``wgb run``: the run's questions as claims with verdicts (Holm across all
 claims), each tested against what it would be without the effect it names (:mod:`wgb.pipeline.nulls`:
-a gender-blind extractor with the same errors, retraining noise), and the item tables.
+a gender-blind extractor on each person's own candidate pairs, so the graph claims test errors
+gendered *beyond exposure*; retraining noise), and the item tables.
 
 **Claims are declared, not composed.** Every claim is one entry of :data:`CLAIMS`: its sentence,
 its statistic and its direction are fixed in code before any data is read, so no claim's direction
@@ -19,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from relext.design import Claim, Estimate, verdicts
-from wgb.pipeline.nulls import DATA_PARTS, DataNull, embedding_excess, facts_gap
+from wgb.pipeline.nulls import DATA_PARTS, FACTS_KEYS, DataNull, FactsNull, embedding_excess, exposure
 from wgb.pipeline.propagation import ENTITY_LEVEL, PARTS, SEED_LEVEL, Propagation, as_row
 
 ITEM_LEVEL = "seeds × items"
@@ -30,9 +31,10 @@ VERDICTS = ("supported", "contradicted", "undecided", NOT_APPLICABLE)
 
 #: The questions of a run, in the report's order.
 QUESTIONS = {
-    "facts": "Does extraction widen the gender difference in facts per person that the gold graph has?",
+    "facts": "Does extraction widen the gender difference in facts per person that the gold graph has, beyond "
+             "what each person's candidate pairs (exposure) explain?",
     "graph_bias": "Does extraction add gendered bias to the graph's hypernym items, beyond a gender-blind "
-                  "extractor with the same errors?",
+                  "extractor on each person's own candidate pairs?",
     "embedding_bias": "Do the extracted graph's embeddings carry more bias than the gold graph's, beyond "
                       "retraining noise?",
     "debias": "Does a debiased extractor reduce the extraction gap, and does the reduction reach the graph "
@@ -59,13 +61,14 @@ def claim_id(kind: str, **names: str) -> str:
 #: Every claim a run can make.
 CLAIMS: dict[str, ClaimKind] = {
     "widening": ClaimKind(
-        "facts", "{v}: extraction moves the men − women difference in facts per person towards men, beyond a "
-                 "gender-blind extractor with the same errors",
-        "facts per person, men − women, extracted graph − (1 − miss rate) × gold graph; summed over relations", 1),
+        "facts", "{v}: extraction errors gendered beyond exposure move the men − women difference in facts per "
+                 "person towards men (against a gender-blind extractor on each person's own candidate pairs)",
+        "facts per person, men − women: extracted graph − expected under per-pair error rates pooled over "
+        "genders (each person's own candidate pairs); summed over relations", 1),
     "data_excess": ClaimKind(
-        "graph_bias", "{v}: extraction adds more data bias mass to the graph than a gender-blind extractor with "
-                      "the same errors",
-        "mass added (data) − mean of the gender-blind null's", 1),
+        "graph_bias", "{v}: extraction errors gendered beyond exposure add data bias mass to the graph (against "
+                      "a gender-blind extractor on each person's own candidate pairs)",
+        "mass added (data) − mean of the exposure-matched gender-blind null's", 1),
     "embedding_excess": ClaimKind(
         "embedding_bias", "{v}: the extracted graph's embeddings carry more {m} bias mass than the gold graph's, "
                           "beyond retraining noise",
@@ -74,13 +77,13 @@ CLAIMS: dict[str, ClaimKind] = {
         "debias", "{d} reduces the extraction gap (mean |F1 gap|)", "G({base}) − G({d}), G = mean over relations "
                                                                      "of |F1 gap|", 1),
     "survives_graph": ClaimKind(
-        "debias", "{d}'s reduction survives into the graph: its graph moves the facts-per-person difference "
-                  "less towards men than {base}'s",
+        "debias", "{d}'s reduction survives into the graph: its errors gendered beyond exposure move the "
+                  "facts-per-person difference less towards men than {base}'s",
         "widening({base}) − widening({d})", 1,
         (("reduces_extraction", {"d": "{d}", "base": "{base}"}), ("widening", {"v": "{base}"}))),
     "less_data_excess": ClaimKind(
-        "debias", "{d}'s graph carries less gendered data bias than {base}'s (each against a gender-blind "
-                  "extractor with its own error counts)",
+        "debias", "{d}'s graph carries less data bias from errors gendered beyond exposure than {base}'s (each "
+                  "against its own exposure-matched gender-blind null)",
         "(mass added − null) of {base} − of {d}", 1, (("data_excess", {"v": "{base}"}),)),
     "less_embedding": ClaimKind(
         "debias", "{d}'s embeddings carry less {m} bias mass than {base}'s, beyond retraining noise",
@@ -167,6 +170,7 @@ def _analyse(p: Propagation, *, alpha: float, min_count: int, top: int, n_draws:
     book = ClaimBook()
     null = DataNull(p, n_draws=n_draws or N_DRAWS)
     relations, facts = _facts_rows(p, book)
+    exposure_rows = _exposure_rows(p)
     measures = ["data", *p.embedding_measures]
     added = _bias_added_rows(p, null, measures, book)
     comparisons = [_comparison(p, null, d, facts, book) for d in st.variants[1:]]
@@ -181,6 +185,7 @@ def _analyse(p: Propagation, *, alpha: float, min_count: int, top: int, n_draws:
     return {"seeds": st.seeds, "alpha": alpha, "graph_equals_extraction": same, "correction": "holm",
             "n_claims": len(verdict_rows), "verdict_names": list(VERDICTS),
             "answer": answer, "verdicts": verdict_rows, "relations": relations, "facts": facts,
+            "exposure": exposure_rows,
             "bias_added": added, "n_null_draws": null.n_draws,
             "comparisons": comparisons, "items": item_tables(p, measures, min_count=min_count, top=top),
             "min_count": min_count, "unmapped": st.unmapped,
@@ -191,13 +196,23 @@ def _analyse(p: Propagation, *, alpha: float, min_count: int, top: int, n_draws:
 # --------------------------------------------------------------------------------------------
 # Facts per person
 # --------------------------------------------------------------------------------------------
-def facts_estimate(p: Propagation, variant: str, key: str, *, minus: str | None = None) -> Estimate:
-    """A quantity of :func:`wgb.pipeline.nulls.facts_gap` (e.g. ``"widening:all"``) of the
-    ``variant`` graph, seed x entity bootstrap (``minus``: paired difference)."""
+def facts_null(p: Propagation) -> FactsNull:
+    """The run's :class:`wgb.pipeline.nulls.FactsNull` (one per :class:`Propagation`)."""
     from wikigenderbias.schema import POSITIVE_RELATIONS, RELATIONS
 
+    if "_facts_null" not in p.__dict__:
+        p.__dict__["_facts_null"] = FactsNull(p.study, [RELATIONS.index(r) for r in POSITIVE_RELATIONS])
+    return p.__dict__["_facts_null"]
+
+
+def facts_estimate(p: Propagation, variant: str, key: str, *, minus: str | None = None) -> Estimate:
+    """A quantity of :meth:`wgb.pipeline.nulls.FactsNull.gap` (e.g. ``"widening:all"``,
+    ``"spurious:hypernym"``) of the ``variant`` graph, seed x entity bootstrap (``minus``: paired
+    difference)."""
+    from wikigenderbias.schema import RELATIONS
+
     st = p.study
-    rels = [RELATIONS.index(r) for r in POSITIVE_RELATIONS]
+    null = facts_null(p)
     key = key if key.endswith(":all") else f"{key.split(':')[0]}:{RELATIONS.index(key.split(':')[1])}"
 
     cache = p.__dict__.setdefault("_facts_cache", {})
@@ -205,7 +220,7 @@ def facts_estimate(p: Propagation, variant: str, key: str, *, minus: str | None 
     def one(v, s, wm, wf):
         k = (v, s, wm.shape[0])
         if k not in cache:
-            cache[k] = facts_gap(st.counts.counts[f"graph:{v}"][s], st.male, st.female, wm, wf, rels)
+            cache[k] = null.gap(s, v, wm, wf)
         return cache[k][key]
 
     return p.design.estimate_weighted(
@@ -231,13 +246,22 @@ def _facts_rows(p: Propagation, book: ClaimBook) -> tuple[list[dict], list[dict]
             })
         for r in (*POSITIVE_RELATIONS, "all"):
             row = {"extractor": v, "relation": r}
-            for k in ("gold", "extracted", "blind", "widening"):
+            for k in FACTS_KEYS:
                 row[k] = as_row(facts_estimate(p, v, f"{k}:{r}"), ENTITY_LEVEL)
             facts.append(row)
     w = facts_estimate(p, base, "widening:all")
     # compared with the difference the gold graph already has: a claim equal to it would test nothing
     book.add("widening", w, ENTITY_LEVEL, inputs=[facts_estimate(p, base, "gold:all")], v=base)
     return relations, facts
+
+
+def _exposure_rows(p: Propagation) -> list[dict[str, Any]]:
+    """Per extractor and gender: candidate pairs per person and the error rates on them (evidence
+    beside the facts claim: what the exposure-matched null keeps and what it pools)."""
+    from wikigenderbias.schema import POSITIVE_RELATIONS, RELATIONS
+
+    rels = [RELATIONS.index(r) for r in POSITIVE_RELATIONS]
+    return [{"extractor": v, **{g: x for g, x in exposure(p.study, v, rels).items()}} for v in p.study.variants]
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,7 +281,7 @@ def _bias_added_rows(p: Propagation, null: DataNull, measures: Sequence[str], bo
                 row["over"] = row["excess_over"] = ENTITY_LEVEL
                 est = {part: p.data_estimate(v, part) for part in PARTS}
                 row.update({part: as_row(e, ENTITY_LEVEL) for part, e in est.items()})
-                row["control_kind"] = "gender-blind null"
+                row["control_kind"] = "exposure-matched gender-blind null"
                 row["control"] = null.summary(v)
                 excess = {part: null.excess(v, part) for part in DATA_PARTS}
                 row["excess"] = {part: as_row(e, ENTITY_LEVEL) for part, e in excess.items()}
@@ -307,11 +331,13 @@ def _comparison(p: Propagation, null: DataNull, d: str, facts: list[dict], book:
                  "estimate": as_row(ext, ENTITY_LEVEL)})
     book.add("reduces_extraction", ext, ENTITY_LEVEL, d=d, base=base)
     graph = facts_estimate(p, base, "widening:all", minus=d)
-    rows.append({"level": "graph (facts per person)", "statistic": "widening beyond a gender-blind extractor",
+    rows.append({"level": "graph (facts per person)",
+                 "statistic": "widening beyond a gender-blind extractor on each person's own candidate pairs",
                  "over": ENTITY_LEVEL, "estimate": as_row(graph, ENTITY_LEVEL)})
     book.add("survives_graph", graph, ENTITY_LEVEL, inputs=[ext], d=d, base=base)
     data = null.excess(base, "added", minus=d)
-    rows.append({"level": "graph items (data)", "statistic": "bias mass added beyond the gender-blind null",
+    rows.append({"level": "graph items (data)",
+                 "statistic": "bias mass added beyond the exposure-matched gender-blind null",
                  "over": ENTITY_LEVEL, "estimate": as_row(data, ENTITY_LEVEL)})
     rows.append({"level": "graph items (data), not matched", "over": ENTITY_LEVEL,
                  "statistic": "bias mass added, errors not matched (evidence, not a claim: fewer errors alone "

@@ -1,23 +1,41 @@
-"""What each claim of a ``wgb run`` is tested against: the quantity a *gender-blind* extractor with
-the same errors would give (graph questions), and how much retraining alone moves an embedding
-measure (embedding questions).
+"""What each claim of a ``wgb run`` is tested against: what a *gender-blind* extractor would give
+on each person's own candidate pairs (graph questions: facts per person, the graph's bias mass),
+and how much retraining alone moves an embedding measure (embedding questions).
 
-**Gender-blind null of the graph's bias mass.** Bias mass is a sum of ``|score|`` over items, so
-every extraction error adds mass, whatever its relation to the person's gender. The null keeps
-the gold graph and, per hypernym item, the extracted graph's number of missed gold holdings and of
-spurious holdings, and places them again without regard to gender: the missed ones uniformly among
-the item's gold holders, the spurious ones uniformly among the test persons who do not hold it in
-gold (:func:`blind_holds`). Every per-relation and per-item error count is the observed one; only
-*who* gets the errors is independent of gender. Each seed's extracted graph gets ``n_draws`` such
-graphs; :class:`DataNull` gives the parts of their bias added (module :mod:`wgb.pipeline.propagation`)
-under any entity weights, so ``observed - null mean`` is estimated with the seed x entity bootstrap
-of :mod:`relext.design`, paired with every other estimate of the run.
+**Exposure.** An extractor can only err where it has an opportunity: it misses a gold fact of a
+*positive* candidate pair, and it invents a fact from a *negative* pair (a (person, tail) pair with
+no gold relation) or from a pair of another relation. Persons differ in those opportunities (on
+the benchmark women's articles carry several times more negative pairs than men's), so a
+difference in errors per person can be a difference in exposure, not in the errors' dependence on
+gender. Both graph nulls therefore keep every person's candidate pairs (:class:`Pairs
+<wgb.pipeline.propagation.Pairs>`: their number, kind and tails) and re-place the errors by
+per-pair rates that ignore gender; the claims test **errors gendered beyond exposure**.
 
-**Facts per person** (:func:`facts_gap`): men's minus women's mean number of facts of a graph per
-test person. A gender-blind extractor that misses each relation's gold facts at its observed
-(pooled) rate ``q`` and spreads its spurious facts evenly over persons gives an extracted
-difference of ``(1 - q) x`` the gold difference; the statistic is the observed extracted difference
-minus that, summed over relations (+ = extraction moves the difference towards men).
+**Facts per person** (:class:`FactsNull`). A pair's *kind* is its set of gold relations (negative,
+or one relation). Per seed and extractor, the rate ``rate[z, t, r]`` at which a pair of kind t
+becomes a fact of relation r (a miss when r is the pair's gold relation and it is not extracted, a
+spurious fact otherwise) is pooled over both genders within each stratum z of persons (the
+population: "test" / "distant" under cross-fitting, whose gender mix differs; one stratum under the
+test protocol). A person's expected facts of r under the null are ``sum_t n[e, t] * rate[z(e), t,
+r]`` with ``n[e, t]`` their own pairs of kind t. The statistic (``widening``) is men's minus
+women's mean extracted facts per person minus the same difference of the null's expectation,
+summed over relations (+ = the errors move the difference towards men beyond exposure); it splits
+into spurious facts (observed - expected) minus missed facts (observed - expected). In each
+bootstrap replicate the rates are recomputed from the replicate's persons.
+
+**The graph's bias mass** (:class:`DataNull`). Bias mass is a sum of ``|score|`` over items, so
+every extraction error adds mass, whatever its relation to the person's gender. The null keeps the
+gold graph and re-places the extracted graph's hypernym errors within *cells* of candidate pairs:
+a cell is the pairs of one stratum, kind and tail (item). In a cell of gold hypernym pairs the
+extracted graph's number of misses is placed again uniformly among the cell's pairs; in a cell of
+other pairs (negative, or of another relation) with tail o, its number of spurious holdings of o
+(:func:`exposure_holds`). So every per-item error count is the observed one, each error falls on a
+person who has the opportunity for it (a spurious holding of o only on a person with a candidate
+pair to o), with the same probability for every such pair whatever the person's gender. Each
+seed's extracted graph gets ``n_draws`` such graphs; their bias added (module
+:mod:`wgb.pipeline.propagation`) under any entity weights gives ``observed - null mean``,
+estimated with the seed x entity bootstrap of :mod:`relext.design` (persons resampled within
+gender x fold strata), paired with every other estimate of the run.
 
 **Retraining control of the embedding measures** (:func:`embedding_excess`). Embeddings are trained
 once per seed on each graph; the gold graph is embedded at every seed, so a pair of seeds (s, s')
@@ -26,7 +44,8 @@ with the gold embeddings of seed s' in place of the extracted graph's, over the 
 items: ``|gold_s'| - |gold_s|``; error-born and missed items have no counterpart with unchanged
 data: 0). The estimate is the seed mean of the observed part minus the mean over ordered seed pairs
 of the control, with a bootstrap that draws seeds *and* items (multinomial item weights), paired
-between the observed part and its control.
+between the observed part and its control; its test is studentized
+(:func:`relext.design.estimate_from_replicates`).
 """
 from __future__ import annotations
 
@@ -35,27 +54,168 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from relext.design import MIN_SEEDS, Estimate, bootstrap_p_value
+from relext.design import Estimate, estimate_from_replicates
 
 #: Gender-blind graphs drawn per seed and extracted graph.
 N_DRAWS = 100
 DATA_PARTS = ("added", "shared", "error_born", "missed")
+#: The quantities of :meth:`FactsNull.gap` per relation (and summed: ``<key>:all``).
+FACTS_KEYS = ("gold", "extracted", "blind", "widening", "spurious", "missed")
+
+
+def strata_of(study) -> np.ndarray:
+    """(E,) int: each person's stratum for the nulls' pooled rates (their population)."""
+    return np.unique(np.asarray(study.counts.population), return_inverse=True)[1].reshape(-1)
+
+
+def _require_pairs(study):
+    if study.pairs is None:
+        raise ValueError("the exposure-matched nulls need the study's candidate pairs (build_study(..., "
+                         "candidates=candidate_pairs(dataset, splits)) or study_from_pairs)")
+    return study.pairs
 
 
 # --------------------------------------------------------------------------------------------
-# The gender-blind null of the data measure
+# Facts per person
 # --------------------------------------------------------------------------------------------
-def blind_holds(gold: np.ndarray, extracted: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One gender-blind extracted graph's (E, I) holdings: per item, as many gold holdings missed
-    and as many spurious holdings as ``extracted`` has, placed uniformly among the persons who
-    hold the item in ``gold`` (missed) or do not (spurious)."""
-    gold, extracted = np.asarray(gold, dtype=bool), np.asarray(extracted, dtype=bool)
-    out = gold.copy()
-    missed, spurious = (gold & ~extracted).sum(0), (extracted & ~gold).sum(0)
-    for j in np.flatnonzero(missed):
-        out[rng.choice(np.flatnonzero(gold[:, j]), int(missed[j]), replace=False), j] = False
-    for j in np.flatnonzero(spurious):
-        out[rng.choice(np.flatnonzero(~gold[:, j]), int(spurious[j]), replace=False), j] = True
+class FactsNull:
+    """Facts per person against the exposure-matched gender-blind null (module docstring) of one
+    :class:`wgb.pipeline.propagation.Study`: :meth:`gap` gives every quantity of
+    :data:`FACTS_KEYS` per relation under any entity weights."""
+
+    def __init__(self, study, relations: Sequence[int]) -> None:
+        pairs = _require_pairs(study)
+        self.study, self.pairs, self.rel = study, pairs, list(relations)
+        kind, table = pairs.kinds()
+        z = strata_of(study)
+        n_z, n_t = int(z.max()) + 1 if z.size else 1, len(table)
+        self.n_cells = n_z * n_t
+        self.cell = z[pairs.entity] * n_t + kind                                      # (P,)
+        cell_gold = np.tile(table, (n_z, 1))[:, self.rel]                             # (C, R')
+        self.gold_of_cell = cell_gold.astype(float)
+        self.other = ~cell_gold                                                       # r not the cell's gold
+        n = np.zeros((len(study.counts.entity_ids), self.n_cells))
+        np.add.at(n, (pairs.entity, self.cell), 1.0)
+        self.n = {"male": n[study.male], "female": n[study.female]}
+        self._x: dict[tuple, dict[str, np.ndarray]] = {}
+
+    def _extracted(self, seed: int, variant: str) -> dict[str, np.ndarray]:
+        """gender -> (E_g, C * R'): each person's pairs of each cell that became a fact of r."""
+        key = (seed, variant)
+        if key not in self._x:
+            x = self.pairs.extracted[seed][variant][:, self.rel].astype(float)        # (P, R')
+            out = np.zeros((len(self.study.counts.entity_ids), self.n_cells, len(self.rel)))
+            np.add.at(out, (self.pairs.entity, self.cell), x)
+            flat = out.reshape(out.shape[0], -1)
+            self._x[key] = {"male": flat[self.study.male], "female": flat[self.study.female]}
+        return self._x[key]
+
+    def gap(self, seed: int, variant: str, w_male: np.ndarray, w_female: np.ndarray) -> dict[str, np.ndarray]:
+        """Per relation index (``<key>:<j>``) and summed (``<key>:all``), each (K,) for (K, E_g)
+        weights: ``gold`` and ``extracted`` (men - women mean facts per person), ``blind`` (the
+        null's expected extracted difference), ``widening`` = extracted - blind, ``spurious`` and
+        ``missed`` (observed - expected difference of spurious and of missed facts; widening =
+        spurious - missed)."""
+        x = self._extracted(seed, variant)
+        c, r_ = self.n_cells, len(self.rel)
+        tot = {}
+        for g, w in (("male", w_male), ("female", w_female)):
+            a = w @ self.n[g]                                                          # (K, C)
+            b = (w @ x[g]).reshape(len(w), c, r_)                                      # (K, C, R')
+            tot[g] = (a, b, w.sum(1)[:, None])
+        a_all = tot["male"][0] + tot["female"][0]
+        b_all = tot["male"][1] + tot["female"][1]
+        rate = np.divide(b_all, a_all[..., None], out=np.zeros_like(b_all), where=a_all[..., None] > 0)
+        means = {}
+        for g, (a, b, n) in tot.items():
+            expect = a[..., None] * rate                                               # (K, C, R')
+            opp = a[..., None] * self.gold_of_cell                                     # gold facts
+            means[g] = {
+                "gold": opp.sum(1) / n, "extracted": b.sum(1) / n, "blind": expect.sum(1) / n,
+                "spurious": ((b - expect) * self.other).sum(1) / n,
+                "missed": (((opp - b) - (opp - expect)) * ~self.other).sum(1) / n,
+            }
+        r = {k: means["male"][k] - means["female"][k] for k in means["male"]}
+        r["widening"] = r["extracted"] - r["blind"]
+        out: dict[str, np.ndarray] = {}
+        for k in FACTS_KEYS:
+            for i, j in enumerate(self.rel):
+                out[f"{k}:{j}"] = r[k][:, i]
+            out[f"{k}:all"] = r[k].sum(1)
+        return out
+
+
+def exposure(study, variant: str, relations: Sequence[int]) -> dict[str, dict[str, float]]:
+    """The opportunities and error rates of ``variant`` per gender (seed means): candidate pairs
+    per person (negative, positive), facts per negative pair (its spurious rate), facts of
+    another relation per positive pair, and the share of gold facts missed."""
+    pairs = _require_pairs(study)
+    rel = list(relations)
+    neg = ~pairs.gold[:, rel].any(1)
+    gold = pairs.gold[:, rel]
+    out: dict[str, dict[str, float]] = {}
+    for g, mask in (("male", study.male), ("female", study.female)):
+        mine = mask[pairs.entity]
+        persons = max(int(mask.sum()), 1)
+        rows = []
+        for s in study.seeds:
+            x = pairs.extracted[s][variant][:, rel]
+            facts = x.sum(1)
+            rows.append([
+                float((mine & neg).sum()) / persons, float((mine & ~neg).sum()) / persons,
+                float(facts[mine & neg].sum()) / max(int((mine & neg).sum()), 1),
+                float((x & ~gold)[mine & ~neg].sum()) / max(int((mine & ~neg).sum()), 1),
+                float((gold & ~x)[mine].sum()) / max(int(gold[mine].sum()), 1),
+            ])
+        m = np.mean(rows, axis=0) if rows else np.full(5, float("nan"))
+        out[g] = dict(zip(("negative_pairs", "positive_pairs", "facts_per_negative_pair",
+                           "wrong_relation_per_positive_pair", "miss_rate"), (float(v) for v in m)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The exposure-matched null of the data measure
+# --------------------------------------------------------------------------------------------
+def exposure_cells(pairs, strata: np.ndarray, items: Sequence[str], relation: int, seed: int,
+                   variant: str) -> dict[str, np.ndarray]:
+    """The candidate pairs that can carry a hypernym error of ``variant``'s graph at ``seed``
+    (gold hypernym pairs, and other pairs whose tail is an item), each with its person, item
+    column, whether it is a gold pair, its cell (stratum x kind x item) and, per cell, the
+    observed number of errors (misses in a gold cell, spurious holdings in another)."""
+    kind, _ = pairs.kinds()
+    col_of = {o: j for j, o in enumerate(items)}
+    col = np.array([col_of.get(t, -1) for t in pairs.tail.tolist()], dtype=np.int64)
+    gold = pairs.gold[:, relation]
+    if (col[gold] < 0).any():
+        raise ValueError("a gold hypernym pair whose tail is not among the seed's items")
+    use = gold | (col >= 0)
+    x = pairs.extracted[seed][variant][:, relation]
+    key = np.stack([strata[pairs.entity], kind, col], axis=1)[use]
+    _, cell = np.unique(key, axis=0, return_inverse=True)
+    cell = np.asarray(cell).reshape(-1)
+    error = np.where(gold, ~x, x)[use]
+    return {"entity": pairs.entity[use], "col": col[use], "gold": gold[use], "cell": cell,
+            "errors": np.bincount(cell, weights=error.astype(float)).astype(np.int64) if cell.size
+            else np.zeros(0, dtype=np.int64)}
+
+
+def exposure_holds(gold: np.ndarray, cells: Mapping[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """One gender-blind extracted graph's (E, I) holdings: the gold holdings, then in every cell
+    of :func:`exposure_cells` as many errors as observed, placed on pairs of the cell drawn
+    uniformly without replacement (a gold pair drawn loses its holding, another pair drawn
+    gives its person a holding of its tail)."""
+    out = np.asarray(gold, dtype=bool).copy()
+    cell = cells["cell"]
+    if not cell.size:
+        return out
+    order = np.lexsort((rng.random(cell.size), cell))
+    in_order = cell[order]
+    start = np.searchsorted(in_order, in_order, side="left")
+    chosen = np.empty(cell.size, dtype=bool)
+    chosen[order] = (np.arange(cell.size) - start) < cells["errors"][in_order]
+    lose, gain = chosen & cells["gold"], chosen & ~cells["gold"]
+    out[cells["entity"][lose], cells["col"][lose]] = False
+    out[cells["entity"][gain], cells["col"][gain]] = True
     return out
 
 
@@ -78,9 +238,10 @@ def null_parts(gold_scores: np.ndarray, in_gold: np.ndarray, draws: Sequence[np.
         j_ = len(block)
 
         def share(mask, w):
-            h = np.concatenate([d[mask] for d in block], axis=1)                  # (E_g, J*I)
+            # (E_g, J*I) sparse: holdings are few, a dense float copy of every draw would not be
+            h = sparse.hstack([sparse.csr_matrix(d[mask], dtype=float) for d in block], format="csr")
             n = w @ np.stack([d[mask].any(1) for d in block], axis=1).astype(float)  # (K, J)
-            c = np.asarray((sparse.csr_matrix(h.astype(float)).T @ w.T).T).reshape(k_, j_, n_items)
+            c = np.asarray((h.T @ w.T).T).reshape(k_, j_, n_items)
             return np.divide(c, n[:, :, None], out=np.zeros_like(c), where=n[:, :, None] > 0)
 
         s = share(male, w_male) - share(female, w_female)                          # (K, J, I)
@@ -98,30 +259,65 @@ def null_parts(gold_scores: np.ndarray, in_gold: np.ndarray, draws: Sequence[np.
     return out
 
 
-class DataNull:
-    """The gender-blind null of a :class:`wgb.pipeline.propagation.Propagation`'s data measure.
+class _Draws(Sequence):
+    """A :class:`DataNull`'s graphs of one seed and extractor, as a sequence made on demand (a
+    hundred (E, I) holdings of every seed and extractor kept at once would not fit)."""
 
-    ``draws(seed, variant)``: the seed's gender-blind graphs of ``variant`` (fixed by ``seed``
-    and the variant, so every run gives the same); ``mean_parts(seed, variant, w_m, w_f)``: the
-    parts of their bias added, averaged over the draws, under the weights; ``distribution(variant,
-    part)``: per draw, the seed mean of a part (unweighted): the null distribution of the
-    observed seed mean."""
+    def __init__(self, null: "DataNull", seed: int, variant: str) -> None:
+        self.null, self.seed, self.variant = null, int(seed), variant
+        self.index = null.prop.study.variants.index(variant)
+
+    def __len__(self) -> int:
+        return self.null.n_draws
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        j %= len(self)
+        rng = np.random.default_rng([self.null.seed, self.seed, self.index, j])
+        return self.null.one_draw(self.seed, self.variant, rng)
+
+
+class DataNull:
+    """The exposure-matched gender-blind null of a :class:`wgb.pipeline.propagation.Propagation`'s
+    data measure (module docstring).
+
+    ``draws(seed, variant)``: the seed's gender-blind graphs of ``variant`` (fixed by ``seed``,
+    the variant and the draw's index, so every run and every call gives the same; drawn when
+    read, not kept); ``mean_parts(seed, variant, w_m, w_f)``: the parts of their bias added, averaged over
+    the draws, under the weights; ``distribution(variant, part)``: per draw, the seed mean of a
+    part (unweighted): the null distribution of the observed seed mean."""
 
     def __init__(self, prop, *, n_draws: int = N_DRAWS, seed: int = 0) -> None:
+        from wgb.pipeline.config import TARGET_RELATION
+        from wikigenderbias.schema import RELATIONS
+
         if n_draws < 20:
             raise ValueError(f"n_draws must be >= 20, got {n_draws}")
+        _require_pairs(prop.study)
         self.prop, self.n_draws, self.seed = prop, n_draws, seed
-        self._draws: dict[tuple, list[np.ndarray]] = {}
+        self.relation = RELATIONS.index(TARGET_RELATION)
+        self._strata = strata_of(prop.study)
+        self._cells: dict[tuple, dict[str, np.ndarray]] = {}
         self._means: dict[tuple, dict[str, np.ndarray]] = {}
 
-    def draws(self, seed: int, variant: str) -> list[np.ndarray]:
+    def cells(self, seed: int, variant: str) -> dict[str, np.ndarray]:
         key = (seed, variant)
-        if key not in self._draws:
+        if key not in self._cells:
             st = self.prop.study
-            rng = np.random.default_rng([self.seed, int(seed), st.variants.index(variant)])
-            h = st.holds[seed]
-            self._draws[key] = [blind_holds(h["gold"], h[variant], rng) for _ in range(self.n_draws)]
-        return self._draws[key]
+            self._cells[key] = exposure_cells(st.pairs, self._strata, st.items[seed], self.relation, seed, variant)
+        return self._cells[key]
+
+    def one_draw(self, seed: int, variant: str, rng: np.random.Generator) -> np.ndarray:
+        """One gender-blind graph (:func:`exposure_holds`)."""
+        return exposure_holds(self.prop.study.holds[seed]["gold"], self.cells(seed, variant), rng)
+
+    def draws(self, seed: int, variant: str) -> "_Draws":
+        """The null graphs of one seed and extractor, drawn when read (draw j from its own random
+        stream: the same graphs whichever of them is read, and in whatever order)."""
+        return _Draws(self, seed, variant)
 
     def parts(self, seed: int, variant: str, w_male: np.ndarray, w_female: np.ndarray) -> dict[str, np.ndarray]:
         """Part -> (K, n_draws): the parts of every null graph of the seed under the weights."""
@@ -181,37 +377,6 @@ class DataNull:
                          "null_ci": [float(x) for x in np.quantile(d, [a, 1 - a])],
                          "p_permutation": float((1 + np.sum(d >= obs)) / (1 + d.size)), "n_draws": int(d.size)}
         return out
-
-
-# --------------------------------------------------------------------------------------------
-# Facts per person
-# --------------------------------------------------------------------------------------------
-def facts_gap(counts: np.ndarray, male: np.ndarray, female: np.ndarray, w_male: np.ndarray,
-              w_female: np.ndarray, relations: Sequence[int]) -> dict[str, np.ndarray]:
-    """From one seed's per-person graph counts (E, R, 3) (tp, fp, fn against the gold graph)
-    under entity weights (K, E_g): per relation index (and ``"all"``, their sum), the gold and
-    extracted men - women difference in facts per person, the gender-blind expectation
-    ``(1 - q) x gold`` and ``widening`` = extracted - expectation; each (K,)."""
-    rel = list(relations)
-
-    def totals(mask, w):   # (K, R') weighted gold facts, extracted facts, missed facts, per person
-        c = counts[mask][:, rel].astype(float)                                  # (E_g, R', 3)
-        cols = np.concatenate([c[..., 0] + c[..., 2], c[..., 0] + c[..., 1], c[..., 2]], axis=1)
-        t = w @ cols                                                            # (K, 3R')
-        return t[:, :len(rel)], t[:, len(rel):2 * len(rel)], t[:, 2 * len(rel):], w.sum(1)[:, None]
-
-    gm, xm, fm, nm = totals(male, w_male)
-    gf, xf, ff, nf = totals(female, w_female)
-    q = np.divide(fm + ff, gm + gf, out=np.zeros_like(gm), where=(gm + gf) > 0)
-    r = {"gold": gm / nm - gf / nf, "extracted": xm / nm - xf / nf}
-    r["blind"] = (1 - q) * r["gold"]
-    r["widening"] = r["extracted"] - r["blind"]
-    out: dict[str, np.ndarray] = {}
-    for k, v in r.items():
-        for i, j in enumerate(rel):
-            out[f"{k}:{j}"] = v[:, i]
-        out[f"{k}:all"] = v.sum(1)
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,7 +443,8 @@ def _pair_estimate(obs: np.ndarray, ctrl: np.ndarray, draws: np.ndarray, w_items
                    seeds: list[int], confidence: float) -> dict:
     """obs (S, I), ctrl (S, S, I): the :class:`Estimate` of observed - control with replicates
     over seeds and items, seeds only and items only (the seed draw's spread scaled by
-    sqrt(S / (S - 1)), as in :mod:`relext.design`)."""
+    sqrt(S / (S - 1)), as in :mod:`relext.design`), through
+    :func:`relext.design.estimate_from_replicates` (items in the place of entities)."""
     S = obs.shape[0]
     nan2 = [float("nan")] * 2
     if S == 0:
@@ -316,16 +482,8 @@ def _pair_estimate(obs: np.ndarray, ctrl: np.ndarray, draws: np.ndarray, w_items
     def ci(r):
         return [float(x) for x in np.quantile(r, [a, 1 - a])]
 
-    degenerate = None
-    if S < MIN_SEEDS:
-        degenerate = f"fewer than {MIN_SEEDS} seeds: seed variance not estimable"
-    elif ci(reps["combined"])[1] - ci(reps["combined"])[0] <= 1e-12:
-        degenerate = "zero-width interval"
-    e = Estimate(value=point, ci=ci(reps["combined"]), ci_seed=ci(reps["seed"]), ci_entity=ci(reps["item"]),
-                 se=float(reps["combined"].std(ddof=1)), se_seed=float(reps["seed"].std(ddof=1)),
-                 se_entity=float(reps["item"].std(ddof=1)),
-                 p_value=1.0 if degenerate else bootstrap_p_value(reps["combined"]), n_seeds=S, seeds=list(seeds),
-                 confidence=confidence, degenerate=degenerate, replicates=reps["combined"])
+    # studentized (t reference with the seed part's degrees of freedom), as every other estimate
+    e = estimate_from_replicates(point, reps, list(seeds), confidence)
     pairs = np.array([c1[0, x, y] for x in range(S) for y in range(S) if x != y])
     # the control of the total is 0 up to rounding (every pair both ways): no "-0.0000" in a report
     return {"observed": float(o1[0].mean()), "control": float(round(pairs.mean(), 12)) + 0.0 if pairs.size else 0.0,

@@ -17,8 +17,15 @@ the two-level (seed x test entity) bootstrap of :mod:`relext.design`, paired acr
 between extraction and graph, and with the gold graph. Embedding measures are computed once per
 seed on embeddings trained on the whole graph, so their parts here are intervals over seeds only
 (Student t): resampling test entities would mean retraining the embeddings. The run's claims do not
-use these raw parts alone: :mod:`wgb.pipeline.nulls` tests the data measure against a gender-blind
-extractor with the same errors, and the embedding measures against retraining noise (seeds x items).
+use these raw parts alone: :mod:`wgb.pipeline.nulls` tests facts per person and the data measure
+against a gender-blind extractor on each person's own candidate pairs (exposure-matched), and the
+embedding measures against retraining noise (seeds x items).
+
+**Candidate pairs.** The null needs each person's *opportunities*: every (person, tail) pair the
+extractor scores (one evaluation bag, :func:`relext.bags.evaluation_bags`) with its gold relations
+(a *negative* pair has none: NA), and what the graph holds for it. :func:`candidate_pairs` reads
+them from the benchmark's rows of the splits the run extracts (grouped as the evaluation bags are),
+and :func:`build_study` joins each graph's triples to them by (person, tail): :class:`Pairs`.
 
 **Bias mass and its decomposition.** For a measure with item scores ``s_G(o)`` on graph ``G`` (+ =
 towards male), ``mass(G) = sum_o |s_G(o)|``. Bias added by extraction = ``mass(extracted) -
@@ -137,6 +144,114 @@ def decompose(s_gold: np.ndarray, s_ext: np.ndarray, in_gold: np.ndarray, in_ext
 
 
 @dataclass
+class Pairs:
+    """The candidate pairs of a study: every (person, tail) pair the extractors score, the same
+    for every seed and extractor (the test articles are never transformed), with what each graph
+    holds for it.
+
+    ``entity`` (P,) int: the person's row in the study; ``gold`` (P, R) bool: the pair's gold
+    relations over ``RELATIONS`` (column 0 alone: a negative pair); ``tail`` (P,) str (as the graph
+    stores names, :func:`norm`); ``extracted[seed][variant]`` (P, R) bool: the relations of the
+    extracted graph's triples for the pair (column 0 always False)."""
+
+    entity: np.ndarray
+    gold: np.ndarray
+    tail: np.ndarray
+    extracted: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.entity = np.asarray(self.entity, dtype=np.int64)
+        self.gold = np.asarray(self.gold, dtype=bool)
+        self.tail = np.asarray(self.tail, dtype=object)
+        n = len(self.entity)
+        if self.gold.shape[0] != n or self.tail.shape != (n,):
+            raise ValueError(f"pairs: {n} entities, gold {self.gold.shape}, tails {self.tail.shape}")
+        if n and not self.gold.any(1).all():
+            raise ValueError("pairs: a pair without a gold label (a negative pair has NA, column 0)")
+        for s, by in self.extracted.items():
+            for v, x in by.items():
+                if x.shape != self.gold.shape:
+                    raise ValueError(f"pairs: seed {s} / {v}: extracted {x.shape}, expected {self.gold.shape}")
+
+    def __len__(self) -> int:
+        return len(self.entity)
+
+    def kinds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(kind (P,) int, table (T, R) bool): a pair's *kind* is its set of gold relations
+        (negative, one relation, or rarely two)."""
+        table, kind = np.unique(self.gold, axis=0, return_inverse=True)
+        return np.asarray(kind).reshape(-1), table
+
+    def subset(self, keep: np.ndarray) -> "Pairs":
+        """The pairs of the persons ``keep`` (E,) bool, renumbered as in ``counts.subset``."""
+        keep = np.asarray(keep, bool)
+        row = np.cumsum(keep) - 1
+        sel = keep[self.entity]
+        return Pairs(row[self.entity[sel]], self.gold[sel], self.tail[sel],
+                     {s: {v: x[sel] for v, x in by.items()} for s, by in self.extracted.items()})
+
+
+def candidate_pairs(dataset, splits: Sequence[str] = TEST_SPLITS) -> list[tuple[str, str, tuple[int, ...]]]:
+    """The candidate pairs of ``splits``: (head, tail, gold relation ids) per (head, tail), names as
+    the graph stores them; the pair's labels are its positive relations, ``(0,)`` (NA) when it
+    has none: the evaluation bags of :func:`relext.bags.evaluation_bags`, one per entity pair."""
+    rels: dict[tuple[str, str], set[int]] = {}
+    for split in splits:
+        for row in dataset[split].select_columns(["head", "tail", "relation"]):
+            if not row["tail"]:
+                continue
+            rels.setdefault((norm(row["head"]), norm(row["tail"])), set()).add(int(row["relation"]))
+    return [(h, t, tuple(sorted(r - {0})) or (0,)) for (h, t), r in rels.items()]
+
+
+def pairs_of(candidates: Sequence[tuple[str, str, Sequence[int]]], entity_ids: Sequence[str],
+             head_entity: Mapping[str, str]) -> tuple[Pairs, int]:
+    """:class:`Pairs` (no graph yet) of the candidates whose head is a person of the study; and
+    the number left out (a head of no person)."""
+    from wikigenderbias.schema import RELATIONS
+
+    pos = {e: i for i, e in enumerate(entity_ids)}
+    ent, tails, labels, left = [], [], [], 0
+    for h, t, labs in candidates:
+        i = pos.get(head_entity.get(norm(h), ""))
+        if i is None:
+            left += 1
+            continue
+        ent.append(i)
+        tails.append(norm(t))
+        labels.append(labs)
+    gold = np.zeros((len(ent), len(RELATIONS)), dtype=bool)
+    for k, labs in enumerate(labels):
+        gold[k, list(labs)] = True
+    return Pairs(np.array(ent, dtype=np.int64), gold, np.array(tails, dtype=object)), left
+
+
+def pair_outcomes(pairs: Pairs, triples: Sequence[Mapping], entity_ids: Sequence[str],
+                  head_entity: Mapping[str, str]) -> tuple[np.ndarray, int]:
+    """(P, R) bool: the relations ``triples`` hold for each candidate pair, joined by (person,
+    tail) as :func:`graph_entity_counts` maps heads; and the number of triples of a person that
+    match no candidate pair (0 for triples extracted from the same bags)."""
+    from wikigenderbias.schema import RELATIONS
+
+    pos = {e: i for i, e in enumerate(entity_ids)}
+    rel = {r: j for j, r in enumerate(RELATIONS)}
+    row = {(int(e), t): k for k, (e, t) in enumerate(zip(pairs.entity.tolist(), pairs.tail.tolist()))}
+    out = np.zeros(pairs.gold.shape, dtype=bool)
+    unpaired = 0
+    for t in triples:
+        i = pos.get(head_entity.get(norm(t["head"]), ""))
+        j = rel.get(t["relation"])
+        if i is None or not j:
+            continue
+        k = row.get((i, norm(t["tail"])))
+        if k is None:
+            unpaired += 1
+        else:
+            out[k, j] = True
+    return out, unpaired
+
+
+@dataclass
 class Study:
     """Everything the pooled estimates need, from the per-seed folders of one run."""
 
@@ -146,6 +261,8 @@ class Study:
     items: dict[int, list[str]]                    # per seed: hypernym values of all its graphs
     holds: dict[int, dict[str, np.ndarray]]        # per seed and graph ("gold", variants): (E, I)
     unmapped: dict[str, int] = field(default_factory=dict)
+    #: the candidate pairs and what each graph holds for them (the exposure-matched nulls)
+    pairs: Pairs | None = None
 
     def subset(self, population: str) -> "Study":
         """The same study restricted to the persons of one population ("test": the annotated test
@@ -154,7 +271,8 @@ class Study:
         if not keep.any():
             raise ValueError(f"no person of population {population!r} in this study")
         return Study(self.counts.subset(population), list(self.variants), list(self.seeds), dict(self.items),
-                     {s: {g: h[keep] for g, h in by.items()} for s, by in self.holds.items()}, dict(self.unmapped))
+                     {s: {g: h[keep] for g, h in by.items()} for s, by in self.holds.items()}, dict(self.unmapped),
+                     None if self.pairs is None else self.pairs.subset(keep))
 
     @property
     def male(self) -> np.ndarray:
@@ -166,9 +284,11 @@ class Study:
 
 
 def build_study(seed_dirs: Mapping[int, Path], variants: Sequence[str], head_entity: Mapping[str, str], *,
-                read_triples: Callable[[Path], list[dict]] | None = None) -> Study:
+                read_triples: Callable[[Path], list[dict]] | None = None,
+                candidates: Sequence[tuple[str, str, Sequence[int]]] | None = None) -> Study:
     """Read every seed's entity counts and triples (``<seed dir>/extractors/<v>``,
-    ``<seed dir>/triples/<graph>.jsonl``)."""
+    ``<seed dir>/triples/<graph>.jsonl``); with ``candidates`` (:func:`candidate_pairs` of the
+    splits the run extracts) the study's :class:`Pairs` with every graph's relations per pair."""
     from wgbcore.atomicio import read_jsonl
 
     read = read_triples or read_jsonl
@@ -182,6 +302,10 @@ def build_study(seed_dirs: Mapping[int, Path], variants: Sequence[str], head_ent
     items: dict[int, list[str]] = {}
     holds: dict[int, dict[str, np.ndarray]] = {}
     unmapped: dict[str, int] = {}
+    pairs = None
+    if candidates is not None:
+        pairs, left = pairs_of(candidates, ids, head_entity)
+        unmapped["candidate pairs of no person"] = left
     for s in seeds:
         tdir = Path(seed_dirs[s]) / "triples"
         graphs = {g: read(tdir / f"{g}.jsonl") for g in ("gold", *variants)}
@@ -189,12 +313,59 @@ def build_study(seed_dirs: Mapping[int, Path], variants: Sequence[str], head_ent
             c, n = graph_entity_counts(graphs["gold"], graphs[v], ids, head_entity)
             counts.setdefault(f"graph:{v}", {})[s] = c
             unmapped[f"seed {s} / {v}"] = n
+            if pairs is not None:
+                x, n = pair_outcomes(pairs, graphs[v], ids, head_entity)
+                pairs.extracted.setdefault(s, {})[v] = x
+                unmapped[f"seed {s} / {v}: triples of no candidate pair"] = n
         universe = sorted({norm(t["tail"]) for ts in graphs.values() for t in ts if t["relation"] == TARGET_RELATION})
         items[s] = universe
         holds[s] = {g: holds_matrix(ts, ids, head_entity, universe) for g, ts in graphs.items()}
     return Study(StudyCounts(ext.entity_ids, ext.gender, counts, fold=ext.fold, population=ext.population),
                  list(variants), seeds, items, holds,
-                 {k: v for k, v in unmapped.items() if v})
+                 {k: v for k, v in unmapped.items() if v}, pairs)
+
+
+def study_from_pairs(entity_ids: Sequence[str], gender: Sequence[str], pairs: Pairs, variants: Sequence[str], *,
+                     fold: np.ndarray | None = None, population: np.ndarray | None = None,
+                     relation: str = TARGET_RELATION) -> Study:
+    """The :class:`Study` whose graphs are those of ``pairs``: the gold graph holds each pair's
+    gold relations, an extracted graph ``pairs.extracted``; per-person counts (tp, fp, fn) per
+    relation (the same for extraction and graph: one triple per bag), hypernym items and
+    holdings, exactly as :func:`build_study` builds them from triples (simulations, tests)."""
+    from wikigenderbias.schema import RELATIONS
+
+    e_ = len(entity_ids)
+    seeds = sorted(pairs.extracted)
+    j = RELATIONS.index(relation)
+
+    def per_person(x: np.ndarray) -> np.ndarray:                              # (P, R) -> (E, R)
+        out = np.zeros((e_, x.shape[1]), dtype=np.int64)
+        np.add.at(out, pairs.entity, x.astype(np.int64))
+        return out
+
+    gold = pairs.gold.copy()
+    gold[:, 0] = False
+    counts: dict[str, dict[int, np.ndarray]] = {}
+    items: dict[int, list[str]] = {}
+    holds: dict[int, dict[str, np.ndarray]] = {}
+    for s in seeds:
+        for v in variants:
+            x = pairs.extracted[s][v]
+            c = np.stack([per_person(gold & x), per_person(~gold & x), per_person(gold & ~x)], axis=-1)
+            counts.setdefault(f"extraction:{v}", {})[s] = c
+            counts.setdefault(f"graph:{v}", {})[s] = c.copy()
+        graphs = {"gold": gold[:, j], **{v: pairs.extracted[s][v][:, j] for v in variants}}
+        universe = sorted({t for h in graphs.values() for t in pairs.tail[h].tolist()})
+        col = {o: i for i, o in enumerate(universe)}
+        cols = np.array([col.get(t, -1) for t in pairs.tail.tolist()], dtype=np.int64)
+        items[s] = universe
+        holds[s] = {}
+        for g, h in graphs.items():
+            m = np.zeros((e_, len(universe)), dtype=bool)
+            m[pairs.entity[h], cols[h]] = True
+            holds[s][g] = m
+    return Study(StudyCounts(np.asarray(entity_ids), np.asarray(gender), counts, fold=fold, population=population),
+                 list(variants), seeds, items, holds, {}, pairs)
 
 
 # --------------------------------------------------------------------------------------------

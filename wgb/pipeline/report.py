@@ -44,7 +44,7 @@ def _err(e: dict) -> list[list[float]] | None:
 
 def plot_propagation(analysis: dict, path: Path) -> Path:
     """Left: the widening of the facts-per-person difference per relation and extractor (0 = a
-    gender-blind extractor with the same error rates); right: how much each debiased extractor
+    gender-blind extractor on each person's own candidate pairs); right: how much each debiased extractor
     reduces the extraction |F1 gap| and the graph's widening, per relation."""
     plt = _plt()
     comps = analysis["comparisons"]
@@ -66,7 +66,7 @@ def plot_propagation(analysis: dict, path: Path) -> Path:
     ax.set_xticks(range(len(rels)))
     ax.set_xticklabels(["all" if r == "all" else r for r in rels])
     ax.set_ylabel("facts per person, men − women:\nextracted − gender-blind")
-    ax.set_title("Widening of the facts-per-person difference (95% CI)", fontsize=11)
+    ax.set_title("Widening of the facts-per-person difference beyond exposure (95% CI)", fontsize=11)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=max(len(extractors), 1), fontsize=8,
               frameon=False)
     if comps:

@@ -306,13 +306,15 @@ def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[st
     """The pooled report of the seeds' runs."""
     from kge.bias import load_results
     from wgb.pipeline.answer import analyse
-    from wgb.pipeline.propagation import Propagation, build_study, head_entities
+    from wgb.pipeline.propagation import Propagation, build_study, candidate_pairs, head_entities
     from wikigenderbias.schema import POSITIVE_RELATIONS
 
     dirs = {seed: seed_dir(out, seed) for seed in seeds}
     from wikigenderbias.schema import SPLITS
 
-    study = build_study(dirs, variants, head_entities(dataset, SPLITS if cfg.crossfit else TEST_SPLITS))
+    splits = SPLITS if cfg.crossfit else TEST_SPLITS
+    # the candidate pairs the extractors scored: the exposure the graph claims' nulls keep
+    study = build_study(dirs, variants, head_entities(dataset, splits), candidates=candidate_pairs(dataset, splits))
     graphs = ["gold", *variants]
     bias = {seed: {g: load_results(d / "bias" / f"{g}.json") for g in graphs} for seed, d in dirs.items()}
     prop = Propagation(study, bias, measures=cfg.measures, n_resamples=s["n_resamples"], bootstrap_seed=0)
