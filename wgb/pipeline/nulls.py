@@ -482,8 +482,9 @@ def _pair_estimate(obs: np.ndarray, ctrl: np.ndarray, draws: np.ndarray, w_items
     def ci(r):
         return [float(x) for x in np.quantile(r, [a, 1 - a])]
 
-    # studentized (t reference with the seed part's degrees of freedom), as every other estimate
-    e = estimate_from_replicates(point, reps, list(seeds), confidence)
+    # studentized against the design's seed reference, as every other estimate; the items' part is
+    # estimated from that many items (as the persons' part from the persons)
+    e = estimate_from_replicates(point, reps, list(seeds), confidence, df_entity=float(max(obs.shape[1] - 1, 1)))
     pairs = np.array([c1[0, x, y] for x in range(S) for y in range(S) if x != y])
     # the control of the total is 0 up to rounding (every pair both ways): no "-0.0000" in a report
     return {"observed": float(o1[0].mean()), "control": float(round(pairs.mean(), 12)) + 0.0 if pairs.size else 0.0,
