@@ -33,6 +33,10 @@ import numpy as np
 
 #: Share of a test's level spent on the confidence bound of the seed variance.
 GAMMA_SHARE = 0.1
+#: The quadrature of :func:`tail` (midpoints of log-spaced CDF cells) is at most 0.15% low
+#: (``tests/relext/test_reference_stats.py`` holds it against scipy's quad); the tail is scaled up by
+#: this factor so that it is never below the exact one: the test stays valid, a hair conservative.
+TAIL_SAFETY = 1.002
 
 
 @lru_cache(maxsize=64)
@@ -41,7 +45,7 @@ def _nodes(df_seed: int) -> tuple[np.ndarray, np.ndarray]:
     scale, log-spaced towards both ends so that tails far below 1e-6 are resolved."""
     from scipy import stats
 
-    lo = np.logspace(-15, math.log10(0.5), 200)
+    lo = np.logspace(-15, math.log10(0.5), 300)
     edges = np.unique(np.concatenate([[0.0], lo, 1 - lo[::-1], [1.0]]))
     mid = 0.5 * (edges[1:] + edges[:-1])
     w = stats.chi2.ppf(mid, df_seed) / df_seed
@@ -60,7 +64,7 @@ def tail(t: np.ndarray | float, rho: np.ndarray | float, df_seed: int, df_entity
     r = np.asarray(rho, dtype=float)[..., None]
     x = np.sqrt(t2 * (1 - r) + t2 * r * w)          # |T| > t  <=>  |Z| > x given W
     inner = erfc(x / math.sqrt(2)) if df_entity is None or df_entity >= 1e6 else 2 * stdtr(df_entity, -x)
-    return np.sum(inner * dw, axis=-1)
+    return np.minimum(TAIL_SAFETY * np.sum(inner * dw, axis=-1), 1.0)
 
 
 def rho_upper(v_seed: np.ndarray | float, v_rest: np.ndarray | float, df_seed: int, gamma: float) -> np.ndarray:

@@ -66,8 +66,9 @@ def test_power_grows_with_seeds():
 def test_the_reference_tail_is_students_t_and_the_normal_at_its_ends_and_grows_with_the_seed_share():
     for s in (3, 5, 10):
         t = np.array([1.0, 2.5, 6.0, 20.0])
-        assert np.allclose(ref.tail(t, 1.0, s - 1), 2 * stats.t.sf(t, s - 1), rtol=2e-3)
-        assert np.allclose(ref.tail(t, 0.0, s - 1), 2 * stats.norm.sf(t), rtol=1e-6)
+        for rho, exact in ((1.0, 2 * stats.t.sf(t, s - 1)), (0.0, 2 * stats.norm.sf(t))):
+            ratio = ref.tail(t, rho, s - 1) / exact        # never below the exact tail: a valid test
+            assert np.all(ratio >= 1.0) and np.all(ratio <= 1.005), (s, rho, ratio)
         grid = ref.tail(np.linspace(0.5, 40, 80)[:, None], np.linspace(0, 1, 51)[None], s - 1)
         assert np.all(np.diff(grid, axis=1) >= -1e-12)      # the sup over rho is at its upper bound
 

@@ -139,19 +139,12 @@ GRID = [(t, rho, df, dfe) for t in (2.0, 3.0, 6.0, 12.0) for rho in (0.05, 0.5, 
         for df in (2, 4) for dfe in (None, 250.0)]
 
 
-def test_layer_tail_within_its_quadrature_error():
-    """The layer's tail is off by at most -0.25% / +0.05% (measured over t 0.5-40, rho 0.01-1,
-    2-9 seed df: -0.24% to +0.015%)."""
+def test_layer_tail_is_an_upper_bound_within_its_quadrature_error():
+    """The layer's tail is never below the exact one (its quadrature, scaled by TAIL_SAFETY, errs on
+    the conservative side) and at most 0.5% above it."""
     for t, rho, df, dfe in GRID:
         ratio = float(design_reference.tail(t, rho, df, dfe)) / rs.tail(t, rho, df, dfe)
-        assert 0.9975 <= ratio <= 1.0005, (t, rho, df, dfe, ratio)
-
-
-@pytest.mark.xfail(strict=True, reason="design_reference.tail: midpoint rule on CDF cells of ratio ~1.19 "
-                   "is up to 0.24% low (p-values up to ~0.3% too small); strict: passes once it is fixed")
-def test_layer_tail_matches_the_exact_tail_to_1e_5():
-    for t, rho, df, dfe in GRID:
-        assert float(design_reference.tail(t, rho, df, dfe)) == pytest.approx(rs.tail(t, rho, df, dfe), rel=1e-5)
+        assert 1.0 <= ratio <= 1.005, (t, rho, df, dfe, ratio)
 
 
 @pytest.mark.parametrize("t,v_seed,v_rest,s,dfe", [
@@ -159,10 +152,11 @@ def test_layer_tail_matches_the_exact_tail_to_1e_5():
     (9.0, 1e-5, 1e-7, 3, 250.0), (3.2, 1e-6, 1e-4, 10, None), (0.3, 1e-5, 1e-5, 5, None)])
 def test_seed_reference_p_value(t, v_seed, v_rest, s, dfe):
     """The layer's p-value (Berger-Boos bound on the seed share, bisection on the level) against
-    the reference's: the same up to the layer's quadrature (its p at most 0.5% smaller)."""
+    the reference's: the same up to the layer's conservative quadrature (its p never smaller, at
+    most 0.7% larger)."""
     ours = rs.p_value(t, v_seed, v_rest, s, dfe)
     theirs = design_reference.p_value(t, v_seed, v_rest, s, dfe)
-    assert ours * (1 - 5e-3) <= theirs <= ours * (1 + 1e-3), (ours, theirs)
+    assert ours * (1 - 2e-4) <= theirs <= ours * (1 + 7e-3), (ours, theirs)
 
 
 def _est(value: float, p: float) -> Estimate:
