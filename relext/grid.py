@@ -2,6 +2,8 @@
 
 Layout of a grid folder ``OUT``::
 
+    OUT/plan.json                             the pre-registered plan (relext.studies.plan), written
+                                              before the first run; a folder whose plan differs is refused
     OUT/runs/<encoder>-<selector>-seed<k>/   one run directory per combination (see relext.train)
     OUT/runs/<...>/eval.json, eval.md         its evaluation (relext.evaluate.evaluate_run)
     OUT/timing.json                           seconds spent training / evaluating each run
@@ -180,6 +182,7 @@ def run_grid(
     design: bool = True,
     executor=None,
     dataset_loader: Callable[[], Any] | None = None,
+    amend_plan: str | None = None,
 ) -> dict:
     """Train every combination that is not DONE, evaluate, and write the aggregate results.
 
@@ -194,6 +197,10 @@ def run_grid(
     one-line error and ``OUT/logs/<run>.log`` while the others go on. Executors other than serial
     re-load the data in each worker: ``dataset_loader`` (a picklable function returning the
     DatasetDict) instead of an in-memory ``dataset``.
+
+    With ``design`` the grid is pre-registered: ``OUT/plan.json`` (:mod:`relext.studies.plan`) is
+    written before the first run, and a folder whose plan differs is refused unless ``amend_plan``
+    says why it changes.
     """
     from relext.grid_exec import checked_configs, eval_current, eval_settings, refuse_other_finished_runs, run_one
     from wgbcore.executor import ExecutorConfig, Task, run_tasks
@@ -212,6 +219,11 @@ def run_grid(
         encoder=r.encoder, selector=r.selector, seed=r.seed, epochs=config.epochs, **config.train_overrides,
         **config.fold_overrides(r)))
     refuse_other_finished_runs({r.name: config.run_dir(out, r) for r in runs}, train_configs)
+    if design:   # a grid that decides claims is pre-registered (a study on the grid registers its own plan)
+        from relext.studies.plan import grid_plan, register
+
+        register(out, grid_plan(config), runs_finished=sum((config.run_dir(out, r) / "DONE").exists() for r in runs),
+                 n_runs=len(runs), amend=amend_plan)
     out.mkdir(parents=True, exist_ok=True)
     timing = _Timing(out / "timing.json")
     started = time.time()
@@ -467,10 +479,16 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
     if design:
         from relext.studies.claims import grid_design_report
 
+        from relext.studies.plan import apply_status, read_plan, status
+        from relext.studies.recheck import stamp
+
         report = grid_design_report(usable, seed=config.bootstrap_seed)
         apply_design_flags(variants, report)
         if report:
             report["missing_runs"] = missing
+            # the look against the plan (interim: no verdict), then what it was computed from
+            apply_status(report, status(read_plan(out), report.get("seeds") or {}))
+            stamp(report, usable, out)
     runs_done = sorted(r.name for r in config.runs() if (config.run_dir(out, r) / "DONE").exists())
     names = {r.name: r for r in config.runs()}
     timing = timing or {}

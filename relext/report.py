@@ -125,8 +125,10 @@ def grid_document(summary: dict, *, images: bool = True):
     if rep.get("claims"):
         from relext.design import Verdict
         from relext.studies.claims import claims_table, population_sections
+        from relext.studies.report import plan_paragraph
 
         doc.heading("The paper's claims: verdicts")
+        plan_paragraph(doc, rep)
         doc.para(f"Decision rule {rep['rule']}; two-level bootstrap ({rep['design']['n_resamples']} replicates, "
                  "seeds x test entities, paired across combinations, the interaction counted once); Holm's "
                  "correction across the claims, each interval at the level Holm tested its claim at. Claims are "
@@ -134,7 +136,7 @@ def grid_document(summary: dict, *, images: bool = True):
                  "set is an intersection-union test (the table shows its weakest member). 'halves': the verdict "
                  "on two disjoint halves of the seeds and the persons (not checked with fewer than 3 seeds in a "
                  "half).")
-        claims_table(doc, [Verdict(**c) for c in rep["claims"]], rep.get("half_split"))
+        claims_table(doc, [Verdict(**c) for c in rep["claims"]], rep.get("half_split"), plan=rep.get("plan"))
         population_sections(doc, rep)   # cross-fitted: the same claims on all persons
     for variant, combos in summary.get("variants", {}).items():
         doc.heading(f"Decision rule: {variant}")

@@ -62,7 +62,7 @@ def _crossfit_summary(g: str) -> str:
         return ""
     ratio = sorted(r["crossfit_test"]["mde"] / r["crossfit_all"]["mde"] for r in rows)
     seeds = sorted({r["crossfit_all"]["n_seeds"] for r in rows})
-    decided = [r for r in rows if r["crossfit_all"]["verdict"] not in ("undecided",)]
+    decided = [r for r in rows if r["crossfit_all"]["verdict"] in ("supported", "contradicted")]
     return (f"- **Whole-benchmark verdicts** ([guide]({g}crossfit.md)): cross-fitting judges all "
             f"{p['crossfit']['persons']['all']:,} persons instead of {p['crossfit']['persons']['test']}; on the "
             f"debiasing study's claims, MDE on the test persons alone / MDE on all persons: median "
@@ -80,8 +80,12 @@ def headlines(prefix: str = "docs/") -> str:
     re_speed = _load("benchmarks/results/re_speed.json")
     grid = _load("results/re_grid/results.json")["variants"]["argmax"]
     f1 = [c["micro_f1"][s]["mean"] for c in grid for s in ("male_test", "female_test")]
-    study = _load("results/re_debias/study/claims.json")["claims"]
-    decided = [c for c in study if c["verdict"] != "undecided"]
+    study_rep = _load("results/re_debias/study/claims.json")
+    study = study_rep["claims"]
+    from relext.studies.plan import label_of
+
+    status = label_of(study_rep)
+    decided = [c for c in study if c["verdict"] in ("supported", "contradicted")]
     limited = [c for c in study if c["verdict"] == "undecided" and "no seed count" in (c.get("note") or "")]
     kspeed = _load("benchmarks/results/kge_speed_5ep_2t.json")
     thesis = _load("benchmarks/results/kge_fb13_thesis_range.json")
@@ -101,7 +105,7 @@ def headlines(prefix: str = "docs/") -> str:
         f"{min(f1):.3f} and {max(f1):.3f} (per combination and gender).",
         f"- **Debiasing study** ([guide]({g}debiasing.md)): {len(decided)} of {len(study)} of the paper's claims "
         f"decided at seeds x test articles ({dec}); {len(limited)} of the {len(study) - len(decided)} undecided ones "
-        "would need more test articles, not more seeds.",
+        "would need more test articles, not more seeds" + (f"; {status}" if status else "") + ".",
         f"- **Scoring any extractor** ([guide]({g}scoring.md)): OpenNRE's PCNN+attention, scored by `wgb re score`, "
         f"has a micro F1 gap of {opennre['gap']:+.3f} [{opennre['ci_low']:+.3f}, {opennre['ci_high']:+.3f}] "
         "(male - female).",

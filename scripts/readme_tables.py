@@ -36,22 +36,27 @@ def data_stats() -> str:
             f"(`{src}`).")
 
 
-def _claims_table(claims: list[dict], halves: list[dict] | None) -> list[str]:
-    from relext.studies.claims import level_text
+def _claims_table(claims: list[dict], halves: list[dict] | None, plan: dict | None = None) -> list[str]:
+    """A study's claims; ``plan``: the look's status (``plan`` of its claims table): interim claims
+    say "interim (k of n seeds): not decided", an exploratory study's verdicts say so."""
+    from relext.studies.claims import level_text, verdict_text
+    from relext.studies.plan import label_of
 
-    lines = ["| claim | verdict | effect [interval at Holm's level, seeds x entities] | seeds | to decide | halves |",
-             "|---|---|---|---|---|---|"]
+    label = label_of({"plan": plan}) if plan is not None else None
+    lines = ([f"Status: {label}.", ""] if label else []) + [
+        "| claim | verdict | effect [interval at Holm's level, seeds x entities] | seeds | to decide | halves |",
+        "|---|---|---|---|---|---|"]
     for i, c in enumerate(claims):
         v = c["verdict"]
         todo = "-" if v != "undecided" else (f"~{c['seeds_to_decide']} seeds" if c.get("seeds_to_decide")
                                              else (f"more {c['needs']}" if c.get("needs") else (c.get("note") or "-")))
         h = halves[i] if halves else {}
         ci, level = (c["ci_adjusted"], c.get("ci_adjusted_level")) if c.get("ci_adjusted") else (c["ci"], None)
-        cells = [c["claim"], f"**{v}**" if v != "undecided" else v,
+        cells = [c["claim"], verdict_text(v, plan),
                  f"{c['value']:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}] ({level_text(level) if level else '95%, unadjusted'})",
                  str(c["n_seeds"]), todo,
                  (f"{h.get('first_half') or '-'} / {h.get('second_half') or '-'}" if h.get("checked", True)
-                  else "not checked (< 3 seeds per half)")]
+                  else "interim: not checked" if h.get("interim") else "not checked (< 3 seeds per half)")]
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
     return lines
 
@@ -95,9 +100,9 @@ def re_debias_study() -> str:
                     "version 1 split a gold pair into two bags where the NER found its tail in some sentences only, "
                     "see above), so their claims await a rerun.")
     out += [""]
-    out += _claims_table(rep["claims"], rep.get("half_split"))
+    out += _claims_table(rep["claims"], rep.get("half_split"), rep.get("plan", {}))
     cl = rep["claims"]
-    decided = [c for c in cl if c["verdict"] != "undecided"]
+    decided = [c for c in cl if c["verdict"] in ("supported", "contradicted")]
     stable = [h for h in rep.get("half_split", []) if h.get("stable")]
     needs = {k: [c["claim"] for c in cl if c["verdict"] == "undecided" and c.get("needs") == k]
              for k in ("seeds", "seeds or articles", "articles", "seeds and articles")}
@@ -136,7 +141,7 @@ def re_grid(src: str = "results/re_grid/results.json") -> str:
            f"argmax rule). Micro F1 male / female: {micro}.", ""]
     out += [f"- {line}" for line in res.get("findings", [])]
     if rep.get("claims"):
-        out += ["", *_claims_table(rep["claims"], rep.get("half_split"))]
+        out += ["", *_claims_table(rep["claims"], rep.get("half_split"), rep.get("plan", {}))]
     else:
         out += ["", "These are point estimates: the committed grid runs predate per-entity counts, so they carry "
                     "no seed x entity verdicts (rerun with `wgb re grid` to get them)."]

@@ -106,7 +106,8 @@ def test_without_predictions_the_committed_label_noise_results_are_kept(tmp_path
     out = tmp_path / "debias"
     out.mkdir()
     (out / "label_noise_gap.md").write_text("committed table\n")
-    assert m.main(["--out", str(out), "--grid-out", str(tmp_path / "g"), "--grid-all-out", str(tmp_path / "ga")]) == 0
+    assert m.main(["--out", str(out), "--grid-out", str(tmp_path / "g"), "--grid-all-out", str(tmp_path / "ga"),
+                   "--seeds-out", str(tmp_path / "s")]) == 0      # nothing written into the repository
     assert (out / "label_noise_gap.md").read_text() == "committed table\n"
     assert not (out / "label_noise_gap.json").exists()
     assert "label-noise sensitivity not rewritten" in capsys.readouterr().err
@@ -114,16 +115,27 @@ def test_without_predictions_the_committed_label_noise_results_are_kept(tmp_path
 
 
 def test_the_seeds_study_sits_beside_the_main_study_and_says_it_is_exploratory():
+    """An interim look of a study registered after its runs: its cells say "interim (k of n seeds): not
+    decided" and its status "exploratory"; the pre-registered 13-claim study beside keeps its verdicts."""
+    from relext.studies.plan import AFTER, BEFORE, apply_status, status
+
     m = _mod()
     c = lambda v, val: {"claim": "CDA reduces the spouse F1 gap", "verdict": v, "value": val, "ci": [-0.02, 0.01],  # noqa: E731
                         "ci_adjusted": [-0.015, -0.001], "mde": 0.0107}
-    res = {"meta": {"study": {"folds": 5, "seeds": list(range(36))}, "runs_done": ["a"] * 65},
-           "design_report": {"design": {"seeds": {"none": list(range(7)), "cda": list(range(6))}, "n_resamples": 2000},
-                             "claims": [c("undecided", -0.0129)],
-                             "populations": {"all": {"claims": [c("supported", -0.0084)]}}}}
-    main = {"design_report": {"populations": {"all": {"claims": [c("undecided", -0.0089)]}}}}
+    planned = {"registered": AFTER, "seeds": {"none": list(range(36)), "cda": list(range(36))}, "claims_sha256": "x"}
+    seeds = {"none": list(range(7)), "cda": list(range(6))}
+    dr = {"design": {"seeds": seeds, "n_resamples": 2000}, "claims": [c("undecided", -0.0129)],
+          "populations": {"all": {"claims": [c("supported", -0.0084)]}}}
+    apply_status(dr, status(planned, seeds))
+    res = {"meta": {"study": {"folds": 5, "seeds": list(range(36))}, "runs_done": ["a"] * 65}, "design_report": dr}
+    main = {"design_report": {"plan": status({"registered": BEFORE, "seeds": {"none": [0]}, "claims_sha256": "y"},
+                                             {"none": [0]}),
+                              "populations": {"all": {"claims": [c("undecided", -0.0089)]}}}}
     md = m.seeds_study(res, main)
-    assert "none 7, cda 6 of the planned 36 (65 fold runs" in md and "exploratory" in md
-    assert ("| CDA reduces the spouse F1 gap | undecided; -0.0129 [-0.0150, -0.0010]; 0.0107 | **supported**; "
-            "-0.0084 [-0.0150, -0.0010]; 0.0107 | undecided; -0.0089 [-0.0150, -0.0010]; 0.0107 |") in md
+    assert "none 7, cda 6 of the planned 36 (65 fold runs" in md
+    assert "Status: exploratory (plan registered after the runs); interim (6 of 36 seeds): not decided." in md
+    assert ("| CDA reduces the spouse F1 gap | interim (6 of 36 seeds): not decided (exploratory); -0.0129 [-0.0150, "
+            "-0.0010]; 0.0107 | interim (6 of 36 seeds): not decided (exploratory); -0.0084 [-0.0150, -0.0010]; 0.0107 "
+            "| undecided; -0.0089 [-0.0150, -0.0010]; 0.0107 |") in md
+    assert "supported" not in md
     assert "| - |" in m.seeds_study(res, None)     # no main study here: its cell says so

@@ -76,16 +76,22 @@ def _variants(ctx, param, value):
               help="Extra TrainConfig field for every run, e.g. --set word_dim=100 (repeatable).")
 @click.option("--device", default=None, help="Training device: cpu, cuda, cuda:N or auto [default: cpu].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--amend-plan", metavar="WHY", default=None,
+              help="Replace OUT/plan.json when this command's plan differs (more seeds, other claims), saying "
+                   "why; the old plan is kept in its history, and the study counts as registered after its runs "
+                   "(exploratory) when any of them had finished.")
 @protocol_options
 @executor_options
 def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick, train_articles, encoder, selector,
-                    dataset, threads, threshold_mode, n_resamples, overrides, device, quiet, protocol, folds,
-                    fold_seed, executor):
+                    dataset, threads, threshold_mode, n_resamples, overrides, device, quiet, amend_plan, protocol,
+                    folds, fold_seed, executor):
     """Train and evaluate ENCODER+SELECTOR under every debiasing variant x seed into OUT.
 
     Resumable: rerun the same command to continue; finished runs are skipped. Writes
-    OUT/results.json, OUT/results.md (F1 and equality-of-opportunity gaps per relation with
-    intervals, F1 per gender, the paper's claims checked), plots and OUT/DONE at the end.
+    OUT/plan.json before the first run (the claims, seeds, folds and stopping rule: a rerun with
+    another plan is refused), OUT/results.json, OUT/results.md (F1 and equality-of-opportunity gaps
+    per relation with intervals, F1 per gender, the paper's claims checked: "interim: not decided"
+    until every planned seed is in), plots and OUT/DONE at the end.
     """
     from relext.debias import STUDY_VARIANTS
     from relext.studies.debias import QUICK, DebiasStudyConfig, run_study, with_ner
@@ -120,7 +126,8 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
         QUICK["train_articles"] if quick else None)
     try:
         config = DebiasStudyConfig(**kwargs)
-        summary = run_study(config, out, progress=not quiet, train=not no_train, executor=executor)
+        summary = run_study(config, out, progress=not quiet, train=not no_train, executor=executor,
+                            amend_plan=amend_plan)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     meta = summary["meta"]

@@ -124,17 +124,23 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
               help="torch.set_num_threads for training.")
 @click.option("--device", default=None, help="Training device for every run: cpu, cuda, cuda:N or auto "
               "[default: cpu]; a runtime setting, so runs resume on any device.")
+@click.option("--amend-plan", metavar="WHY", default=None,
+              help="Replace OUT/plan.json when this command's plan differs (more seeds, other combinations), "
+                   "saying why; the old plan is kept in its history, and the grid counts as registered after its "
+                   "runs (exploratory) when any of them had finished.")
 @protocol_options
 @executor_options
 def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode, n_resamples,
-             confidence, bootstrap_seed, runs_dir, no_train, fail_fast, no_plots, threads, device,
+             confidence, bootstrap_seed, runs_dir, no_train, fail_fast, no_plots, threads, device, amend_plan,
              protocol, folds, fold_seed, executor):
     """Train and evaluate encoder x selector x seed, resumably, into OUT.
 
     Runs go seed-major (every combination with the first seed first). Finished runs (with
     DONE) are skipped, interrupted ones resume from their checkpoint: rerun the same command to
-    continue. OUT/results.json and OUT/results.md are rewritten after every run, the PNG plots
-    at the end; OUT/timing.json records the time spent.
+    continue. OUT/plan.json is written before the first run (the claims, seeds, folds and
+    stopping rule: a rerun with another plan is refused; the claims are "interim: not decided"
+    until every planned seed is in). OUT/results.json and OUT/results.md are rewritten after
+    every run, the PNG plots at the end; OUT/timing.json records the time spent.
     """
     from relext.grid import GridConfig, run_grid
     from wgbcore.config import parse_overrides
@@ -161,7 +167,7 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
                             runs_dir=str(runs_dir) if runs_dir else None,
                             folds=resolve_folds(protocol, folds), fold_seed=fold_seed)
         summary = run_grid(config, out, keep_going=not fail_fast, plots=not no_plots,
-                           train=not no_train, executor=executor)
+                           train=not no_train, executor=executor, amend_plan=amend_plan)
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
     meta, t = summary["meta"], summary["timing"]

@@ -13,8 +13,11 @@ than each other relation; "... throughout all combinations of debiasing options"
 towards zero). "Every variant" ranges over the paper's variants only (none, cda, anonymize,
 hard_debias and their combinations, :func:`is_paper_variant`); the toolkit's controls (e.g.
 ``duplicate``, hard_debias options) are reported beside such a claim (``extra["controls"]``),
-not inside it. "Very little gap" is an equivalence test: the gap within +-:data:`LITTLE` (one F1
-point), two one-sided parts.
+not inside it. One name, one definition: a claim about every member of a set that a study tests
+over fewer members than the paper names (a study of none and cda, a grid of CNN and PCNN) is
+named by its members ("... under none and CDA") and records the paper's name in ``narrows``
+(:func:`members_text`); the paper's name is kept for the paper's whole set. "Very little gap" is
+an equivalence test: the gap within +-:data:`LITTLE` (one F1 point), two one-sided parts.
 
 :func:`claim_specs` lists the debiasing study's claims, :func:`grid_claim_specs` the encoder x
 selector grid's; :func:`evaluate_claims` turns them into verdicts, and :func:`half_split`
@@ -68,6 +71,64 @@ class ClaimSpec:
     source: str = PAPER
     parts: list[Part] | None = None       # an intersection-union claim (``fn`` unused)
     controls: list[Part] = field(default_factory=list)   # reported beside, never tested inside
+    #: the paper's claim this one tests over fewer members (its name); None: the paper's own set
+    narrows: str | None = None
+
+
+#: how claim names spell variants and encoders
+LABELS = {"none": "none", "cda": "CDA", "anonymize": "anonymization", "hard_debias": "hard-debiased embeddings",
+          "duplicate": "duplicate", "cnn": "CNN", "pcnn": "PCNN", "rnn": "RNN", "birnn": "BiRNN",
+          "transformer": "Transformer", "attention": "attention", "average": "average", "one": "one"}
+#: the paper's debiasing variants (every combination of its three methods) and its encoders
+PAPER_VARIANTS = ("none", "anonymize", "cda", "hard_debias", "anonymize+cda", "anonymize+hard_debias",
+                  "cda+hard_debias", "anonymize+cda+hard_debias")
+PAPER_ENCODERS = ("cnn", "pcnn", "rnn", "birnn")
+
+
+def variant_label(variant: str) -> str:
+    """``"anonymize+cda"`` -> ``"anonymization+CDA"`` (options kept)."""
+    from relext.debias import split_outside_brackets
+
+    out = []
+    for p in split_outside_brackets(variant, "+"):
+        name, br, opt = p.partition("[")
+        out.append(LABELS.get(name, name) + br + opt)
+    return "+".join(out)
+
+
+def combo_label(combo: str) -> str:
+    """``"cnn-attention"`` -> ``"CNN+attention"``."""
+    enc, _, sel = combo.rpartition("-")
+    return f"{LABELS.get(enc, enc)}+{LABELS.get(sel, sel)}"
+
+
+def members_text(labels: Sequence[str]) -> str:
+    """``["a", "b", "c"]`` -> ``"a, b and c"``."""
+    labels = list(labels)
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def _variant_order(v: str) -> tuple:
+    """Members in the paper's order, whatever order a study lists them in (one name per set)."""
+    base = next(iter(_bases([v])))
+    return (PAPER_VARIANTS.index(base) if base in PAPER_VARIANTS else len(PAPER_VARIANTS), v)
+
+
+def _encoder_order(e: str) -> tuple:
+    return (PAPER_ENCODERS.index(e) if e in PAPER_ENCODERS else len(PAPER_ENCODERS), e)
+
+
+def _combo_order(c: str) -> tuple:
+    enc, _, sel = c.rpartition("-")
+    return (*_encoder_order(enc), sel)
+
+
+def _bases(variants: Sequence[str]) -> set[str]:
+    """The variants without their options (``anonymize[ner=spacy]+cda`` -> ``anonymize+cda``)."""
+    from relext.debias import canonical_name, split_outside_brackets
+
+    return {"+".join(p.split("[", 1)[0] for p in split_outside_brackets(canonical_name(v), "+"))
+            if v != "none" else "none" for v in variants}
 
 
 def is_paper_variant(variant: str) -> bool:
@@ -195,15 +256,23 @@ def claim_specs(variants: Sequence[str]) -> list[ClaimSpec]:
                              source=_src(SETUP, Q_ANON)))
     rivals = [v for v in variants if is_paper_variant(v) and v not in ("none", "cda")]
     if "cda" in have and rivals:
-        out.append(ClaimSpec("CDA on its own has the smallest mean |F1 gap| of the debiasing options",
+        best = "CDA on its own has the smallest mean |F1 gap| of the debiasing options"
+        whole = _bases(rivals) == set(PAPER_VARIANTS) - {"none", "cda"} and len(rivals) == len(PAPER_VARIANTS) - 2
+        out.append(ClaimSpec(best if whole else "CDA on its own has the smallest mean |F1 gap| of "
+                             + members_text([variant_label(v) for v in sorted(["cda", *rivals], key=_variant_order)]),
                              f"G(cda) - G(v), every other paper variant v ({len(rivals)})", -1, ["cda", *rivals],
+                             narrows=None if whole else best,
                              parts=[Part(f"G(cda) - G({v})", ["cda", v], _g_diff("cda", v), -1) for v in rivals],
                              source=_src(SETUP, Q_CDA_BEST)))
     paper = [v for v in variants if is_paper_variant(v)]
     if len(paper) > 1:
         controls = [v for v in variants if not is_paper_variant(v)]
-        out.append(ClaimSpec("The spouse F1 gap favours male articles under every variant",
+        every = "The spouse F1 gap favours male articles under every variant"
+        whole = _bases(paper) == set(PAPER_VARIANTS) and len(paper) == len(PAPER_VARIANTS)
+        out.append(ClaimSpec(every if whole else "The spouse F1 gap favours male articles under "
+                             + members_text([variant_label(v) for v in sorted(paper, key=_variant_order)]),
                              f"gap spouse of every paper variant ({len(paper)})", 1, paper,
+                             narrows=None if whole else every,
                              parts=[Part(f"gap spouse ({v})", [v], _metric(v, "f1_gap:spouse"), 1) for v in paper],
                              controls=[Part(f"gap spouse ({v})", [v], _metric(v, "f1_gap:spouse"), 1)
                                        for v in controls],
@@ -230,30 +299,40 @@ def grid_claim_specs(combos: Sequence[str]) -> list[ClaimSpec]:
         return Part(f"{name} ({e})", [f"{e}-average", f"{e}-attention"], fn, direction)
 
     less = [e for e in pairs if e != "pcnn"]
+    paper_less = [e for e in PAPER_ENCODERS if e != "pcnn"]
     if less:
-        out.append(ClaimSpec("Average shows less bias than attention for every encoder except PCNN",
+        name = "Average shows less bias than attention for every encoder except PCNN"
+        whole = sorted(less) == sorted(paper_less)
+        out.append(ClaimSpec(name if whole else "Average shows less bias than attention for "
+                             + members_text([LABELS.get(e, e) for e in sorted(less, key=_encoder_order)]),
                              f"G(average) - G(attention), every encoder but PCNN ({', '.join(less)})", -1,
                              [f"{e}-{s}" for e in less for s in ("average", "attention")],
                              parts=[avg_part(e, _g_diff(f"{e}-average", f"{e}-attention"), "G avg - G att", -1)
                                     for e in less],
                              controls=[avg_part("pcnn", _g_diff("pcnn-average", "pcnn-attention"), "G avg - G att",
                                                 -1)] if "pcnn" in pairs else [],
-                             source=_src(EOP, Q_AVERAGE)))
+                             source=_src(EOP, Q_AVERAGE), narrows=None if whole else name))
     if pairs:
-        out.append(ClaimSpec("Average scores a higher micro F1 than attention across the board",
+        name = "Average scores a higher micro F1 than attention across the board"
+        whole = sorted(pairs) == sorted(PAPER_ENCODERS)
+        out.append(ClaimSpec(name if whole else "Average scores a higher micro F1 than attention for "
+                             + members_text([LABELS.get(e, e) for e in sorted(pairs, key=_encoder_order)]),
                              f"micro F1 average - attention, every encoder ({', '.join(pairs)})", 1,
                              [f"{e}-{s}" for e in pairs for s in ("average", "attention")],
                              parts=[avg_part(e, _diff(f"{e}-average", f"{e}-attention", "micro_f1:pooled"),
                                              "micro F1 avg - att", 1) for e in pairs],
-                             source=_src(EOP, Q_AVERAGE_F1)))
+                             source=_src(EOP, Q_AVERAGE_F1), narrows=None if whole else name))
     rnn_att = "rnn-attention"
     eo = [c for c in combos if c != rnn_att]
     if eo:
-        out.append(ClaimSpec("birthDate satisfies equality of opportunity the least (every combination but "
-                             "RNN+attention)", f"|EO gap birthDate| - |EO gap r|, every other r and combination "
-                             f"({len(eo)})", 1, eo,
+        name = "birthDate satisfies equality of opportunity the least (every combination but RNN+attention)"
+        paper_eo = [f"{e}-{s}" for e in PAPER_ENCODERS for s in ("attention", "average") if f"{e}-{s}" != rnn_att]
+        whole = sorted(eo) == sorted(paper_eo)
+        out.append(ClaimSpec(name if whole else "birthDate satisfies equality of opportunity the least ("
+                             + members_text([combo_label(c) for c in sorted(eo, key=_combo_order)]) + ")",
+                             f"|EO gap birthDate| - |EO gap r|, every other r and combination ({len(eo)})", 1, eo,
                              parts=[p for c in eo for p in _extreme(c, "birthDate", 1, "eo_gap")],
-                             source=_src(EOP, Q_EO)))
+                             source=_src(EOP, Q_EO), narrows=None if whole else name))
     if rnn_att in combos:
         out.append(ClaimSpec("Spouse satisfies equality of opportunity the least (RNN+attention)",
                              "|EO gap spouse| - |EO gap r| (rnn-attention), every other r", 1, [rnn_att],
@@ -288,6 +367,8 @@ def _claim(design: Design, s: ClaimSpec, half: int | None) -> Claim:
                                     if k in ("value", "ci", "p_value", "n_seeds", "degenerate")}}
                 for c in s.controls if all(v in design.data.counts for v in c.variants)]
     extra = {"controls": controls} if controls else {}
+    if s.narrows:
+        extra["narrows"] = s.narrows
     if s.parts:
         parts = [(p.name, _estimate(design, p.variants, p.fn, half), p.direction) for p in s.parts]
         return iut_claim(s.name, s.statistic, s.direction, parts, s.source, extra)
@@ -297,8 +378,15 @@ def _claim(design: Design, s: ClaimSpec, half: int | None) -> Claim:
 def evaluate_claims(design: Design, specs: Sequence[ClaimSpec], *, half: int | None = None,
                     alpha: float = 0.05) -> list[Verdict]:
     """Verdicts of ``specs`` (Holm across them), each on the seeds its variants share (an
-    intersection-union claim: each part on its own variants' seeds), or on one half of them."""
-    return verdicts([_claim(design, s, half) for s in specs], alpha=alpha, method="holm")
+    intersection-union claim: each part on its own variants' seeds), or on one half of them. Each
+    verdict records what re-deriving it from its numbers needs (:func:`relext.studies.recheck.enrich`:
+    its standard error, each part's standard error, t df and seeds)."""
+    from relext.studies.recheck import enrich
+
+    claims = [_claim(design, s, half) for s in specs]
+    out = verdicts(claims, alpha=alpha, method="holm")
+    enrich(out, claims)
+    return out
 
 
 def _spec_seeds(design: Design, spec: ClaimSpec, half: int) -> int:
@@ -385,7 +473,7 @@ def population_sections(doc, rep: dict) -> None:
         doc.heading(f"The same claims on {population_label(name, r['n_persons'])}", 3)
         doc.para("Distant labels are not crowd-checked: absolute gap claims may differ from the test persons' "
                  "through label noise; paired variant comparisons are robust to noise both variants see.")
-        claims_table(doc, [Verdict(**c) for c in r["claims"]], r.get("half_split"))
+        claims_table(doc, [Verdict(**c) for c in r["claims"]], r.get("half_split"), plan=rep.get("plan"))
 
 
 def gap_flags(design: Design, variants: Sequence[str], *, alpha: float = 0.05) -> list[dict]:
@@ -444,6 +532,10 @@ def level_text(level: float) -> str:
 
 
 def _decide_cell(v: Verdict) -> str:
+    from relext.studies.plan import INTERIM
+
+    if v.verdict == INTERIM:
+        return "the planned sample"
     if v.verdict != "undecided":
         return "-"
     if v.seeds_to_decide:
@@ -454,14 +546,43 @@ def _decide_cell(v: Verdict) -> str:
     return v.note or "-"
 
 
-def claims_table(doc, verdicts_: Sequence[Verdict], splits: Sequence[dict] | None = None):
+def df_text(df: float | None) -> str:
+    """The t reference's degrees of freedom as the tables show them ("normal" beyond DF_MAX)."""
+    from relext.design_verdicts import DF_MAX
+
+    if df is None:
+        return "-"
+    return "normal" if df >= DF_MAX else (f"{df:.0f}" if df >= 10 else f"{df:.1f}")
+
+
+def verdict_text(verdict: str, plan: dict | None = None) -> str:
+    """A verdict as the tables show it: bold when decided; an interim look's "interim (k of n
+    seeds): not decided"; "(exploratory)" after a verdict of a study registered after its runs
+    (``plan``: the look's status, :func:`relext.studies.plan.status`)."""
+    from relext.studies.plan import INTERIM
+
+    st = plan or {}
+    if verdict == INTERIM:
+        return st.get("cell") or st.get("label") or INTERIM
+    cell = f"**{verdict}**" if verdict in ("supported", "contradicted") else verdict
+    if plan is not None and (st.get("exploratory") or not st.get("registered")):
+        cell += " (exploratory)"
+    return cell
+
+
+def verdict_cell(v: Verdict, plan: dict | None = None) -> str:
+    return verdict_text(v.verdict, plan)
+
+
+def claims_table(doc, verdicts_: Sequence[Verdict], splits: Sequence[dict] | None = None, plan: dict | None = None):
     """The claims table (claim, verdict, effect, the interval at the level Holm tested the claim at,
-    seed-only and entity-only intervals, seeds, power, what would decide it, halves) added to a
-    :class:`wgbcore.render.Document`. An intersection-union claim shows its weakest part, and a
-    claim's controls (95% intervals) are named beside it."""
+    seed-only and entity-only intervals, p, the t reference's df, seeds, power, what would decide
+    it, halves) added to a :class:`wgbcore.render.Document`. An intersection-union claim shows its
+    weakest part, and a claim's controls (95% intervals) are named beside it. ``plan``: the look's
+    status (:func:`relext.studies.plan.status`): interim claims say so, exploratory verdicts too."""
     head = ["claim", "verdict", "effect", "interval at Holm's level (seeds x entities)", "seed-only (95%)",
-            "entity-only (95%)", "p (Holm)", "seeds", "MDE (80%)", "to decide"]
-    show_halves = bool(splits) and any(s.get("checked", True) for s in splits)
+            "entity-only (95%)", "p (Holm)", "t df", "seeds", "MDE (80%)", "to decide"]
+    show_halves = bool(splits) and any(s.get("checked", True) or s.get("interim") for s in splits)
     if show_halves:
         head.append("halves (seeds and persons)")
     rows = []
@@ -472,13 +593,15 @@ def claims_table(doc, verdicts_: Sequence[Verdict], splits: Sequence[dict] | Non
                            for x in (v.extra or {}).get("controls", []))
         cells = [v.claim + (f" (weakest: {weakest})" if weakest and len(v.extra.get("parts", [])) > 1 else "")
                  + (f"; beside it, not tested: {beside}" if beside else ""),
-                 f"**{v.verdict}**" if v.verdict != "undecided" else v.verdict, f"{v.value:+.4f}",
+                 verdict_cell(v, plan), f"{v.value:+.4f}",
                  f"[{ci[0]:+.4f}, {ci[1]:+.4f}] " + (f"({level_text(level)})" if level else "(95%, unadjusted)"),
                  f"[{v.ci_seed[0]:+.4f}, {v.ci_seed[1]:+.4f}]", f"[{v.ci_entity[0]:+.4f}, {v.ci_entity[1]:+.4f}]",
-                 f"{v.p_adjusted:.3g}", str(v.n_seeds), "-" if v.mde is None else f"{v.mde:.4f}", _decide_cell(v)]
+                 f"{v.p_adjusted:.3g}", df_text(v.df), str(v.n_seeds), "-" if v.mde is None else f"{v.mde:.4f}",
+                 _decide_cell(v)]
         if show_halves:
             s = splits[i]
             cells.append(f"{s['first_half'] or '-'} / {s['second_half'] or '-'}" if s.get("checked", True)
+                         else "interim: not checked" if s.get("interim")
                          else f"not checked ({min(s['seeds_per_half'])} seeds in a half)")
         rows.append(cells)
     return doc.table(head, rows)

@@ -10,12 +10,18 @@ The study runs on :func:`relext.grid.run_grid` (one "encoder" slot per debiasing
 resumes like any grid: finished runs (``DONE``) are skipped, unfinished ones resume from their
 checkpoint, evaluations are reused. Layout of ``OUT``::
 
+    OUT/plan.json                  the pre-registered plan (relext.studies.plan): claims, families,
+                                   seeds, folds, stopping rule, written before the first run; a
+                                   folder whose plan differs is refused (unless amend_plan says why)
     OUT/study.json                 the study config
     OUT/variants.json              what each variant's debiasers are (describe(): NER model, lists)
     OUT/runs/<variant>-<selector>-seed<k>/   run directories (relext.train + relext.evaluate)
     OUT/results.json, results.md   per variant: F1 gap and EO gap per relation (seed mean and
                                    t-interval; entity-bootstrap intervals per run), F1 per gender,
                                    comparison with the paper's claims
+    OUT/claims.json                the claims' verdicts ("interim: not decided" until every planned
+                                   seed is in), with the design version and the sha256 of the count
+                                   files they were computed from (relext.studies.recheck)
     OUT/gaps_<rule>.png, OUT/f1_by_gender_<rule>.png   the paper's two figures, per decision rule
     OUT/timing.json                seconds per run and per invocation
     OUT/DONE                       written last, once every run is evaluated
@@ -181,9 +187,11 @@ def _model_version(pkg: str) -> str | None:
 
 def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, predict_fn=None,
               dataset=None, progress: bool = True, plots: bool = True, train: bool = True,
-              executor=None) -> dict:
+              executor=None, amend_plan: str | None = None) -> dict:
     """Train/evaluate every (variant, seed) not done yet; write the study report. ``executor``: where
-    the runs train (:class:`wgbcore.executor.ExecutorConfig`; default serial)."""
+    the runs train (:class:`wgbcore.executor.ExecutorConfig`; default serial). The study's plan is
+    registered before anything else (:func:`relext.studies.plan.register`; ``amend_plan``: why a
+    folder's differing plan is replaced)."""
     from relext.grid import run_grid
     from relext.grid_exec import checked_configs
     from wgbcore.atomicio import atomic_write_json
@@ -194,6 +202,11 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
     checked_configs(grid.runs(), lambda r: make(encoder=r.encoder, selector=r.selector, seed=r.seed,
                                                 epochs=config.epochs, **config.train_overrides,
                                                 **grid.fold_overrides(r)))
+    from relext.studies.plan import register, study_plan
+
+    planned = grid.runs()
+    register(out, study_plan(config), runs_finished=sum((grid.run_dir(out, r) / "DONE").exists() for r in planned),
+             n_runs=len(planned), amend=amend_plan)   # before anything else is written: another plan is refused here
     out.mkdir(parents=True, exist_ok=True)
     done = out / "DONE"
     if done.exists():
@@ -273,6 +286,9 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
     )
     from relext.grid_exec import split_readable
 
+    from relext.studies.plan import apply_status, read_plan, status
+    from relext.studies.recheck import stamp
+
     runs, _ = split_readable(study_runs(config, out))  # unreadable count files: named in meta.runs_unreadable
     if not runs:
         return {}
@@ -280,7 +296,7 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
     design = design_for_runs(runs, rule=rule, n_resamples=n_resamples, seed=config.bootstrap_seed)
     by_population = claims_by_population(design, claim_specs(variants), alpha=alpha)
     main = population_views(design)[0][1]   # the gaps and the budget: on the claims' main population
-    return {
+    report = {
         "rule": rule,
         "design": {"unit": "seeds x test entities (crossed); entities resampled within gender (and fold); "
                            "paired across variants on seeds and entities; the seed x entity interaction counted "
@@ -299,6 +315,9 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
         "budget": training_budget(main, variants),
         "gaps": gap_flags(main, variants, alpha=alpha),
     }
+    # the look against the plan (interim: no verdict), then what it was computed from
+    apply_status(report, status(read_plan(out), {v: design.data.seeds(v) for v in variants}))
+    return stamp(report, runs, out)
 
 
 def training_budget(design, variants: Sequence[str]) -> dict[str, Any]:
@@ -334,8 +353,10 @@ def verdict_lines(report: dict) -> list[str]:
     """One line per claim: verdict, effect and its interval at the level Holm tested it at, seeds
     (for the CLI and results.md)."""
     from relext.studies.claims import level_text
+    from relext.studies.plan import label_of
 
-    out = []
+    label = label_of(report) if report.get("claims") else None
+    out = [f"Status of these claims: {label}."] if label else []
     for c in report.get("claims", []):
         lo, hi = c.get("ci_adjusted") or c["ci"]
         level = c.get("ci_adjusted_level")

@@ -425,8 +425,10 @@ def plan_document(plan: dict):
     from wgbcore.render import Document
 
     doc = Document("Power plan: cross-fitting (issue #26)")
-    doc.para(f"Written by `{plan['meta']['command']}` from the committed per-entity counts, before any "
-             "cross-fitted run. Minimum detectable effects (MDE) at 80% power, two-sided, Holm's first step.")
+    when = plan["meta"].get("timeline") or f"Written at {plan['meta'].get('time')}."
+    doc.para(f"Written by `{plan['meta']['command']}` from the committed per-entity counts of the test protocol "
+             f"(no cross-fitted run's counts are read). {when} Minimum detectable effects (MDE) at 80% power, "
+             "two-sided, Holm's first step.")
     doc.heading("Assumptions")
     doc.items(plan["assumptions"])
     add_plan(doc, plan)

@@ -5,7 +5,7 @@ from typing import Any
 
 from relext.report import _mean_ci, fmt, timing_where
 
-__all__ = ["study_document", "embedding_bias_table"]
+__all__ = ["study_document", "embedding_bias_table", "plan_paragraph"]
 
 
 def embedding_bias_table(doc, rep: dict[str, Any]):
@@ -114,12 +114,40 @@ def budget_sentence(budget: dict) -> str:
             "is that comparison.")
 
 
+def plan_paragraph(doc, rep: dict) -> None:
+    """What the claims below are against the study's plan (``plan.json``): pre-registered and final,
+    interim (no verdict), exploratory (registered after the runs, or no plan at all)."""
+    from relext.studies.plan import BEFORE, INTERIM, label_of
+
+    st = rep.get("plan") or {}
+    label = label_of(rep)
+    if label is None:
+        doc.para(f"**Pre-registered**: `plan.json` (claims, families, seeds, folds, stopping rule; claims sha256 "
+                 f"`{str(st.get('claims_sha256'))[:12]}`) was written {BEFORE} ({st.get('registered_at')}); the "
+                 "planned sample is complete: these are the plan's verdicts.")
+        return
+    text = [f"**{label[0].upper() + label[1:]}.**"]
+    if st.get("interim"):
+        text.append(f"The plan decides at {st['planned']} {st['unit']} (a fixed sample, `plan.json`); until then "
+                    f"every claim is '{INTERIM}': the estimates and intervals below are an interim look, "
+                    "not verdicts.")
+    if st.get("exploratory") or not st:
+        text.append("No plan was registered before the runs: the claims, their family and the seeds were "
+                    "chosen with results in view, so the verdicts below are exploratory: they suggest, they "
+                    "do not confirm.")
+    elif not st.get("interim"):
+        text.append("The plan (`plan.json`, its history) was fixed after the first runs started but before any "
+                    "claim could be estimated; the planned sample is complete: these are the plan's verdicts.")
+    doc.para(" ".join(text))
+
+
 def _claims(doc, rep: dict) -> None:
     from relext.design import Verdict
     from relext.studies.claims import claims_table, population_label, population_sections
 
     d = rep["design"]
     doc.heading("The paper's claims: verdicts")
+    plan_paragraph(doc, rep)
     doc.para(f"Decision rule {rep['rule']}. Each claim is a directional test of a statistic of seed-averaged "
              f"metrics, worded and quoted as the paper (the claim's source); intervals from a two-level bootstrap "
              f"({d['n_resamples']} replicates: seeds with replacement, then test entities within gender, crossed "
@@ -147,7 +175,7 @@ def _claims(doc, rep: dict) -> None:
     if rep.get("populations"):
         doc.para(f"Cross-fitted: the table is on {population_label(rep['population'], rep['n_persons'])}; the same "
                  "claims on the other population follow it, never pooled silently.")
-    claims_table(doc, [Verdict(**c) for c in rep["claims"]], rep.get("half_split"))
+    claims_table(doc, [Verdict(**c) for c in rep["claims"]], rep.get("half_split"), plan=rep.get("plan"))
     population_sections(doc, rep)
     flagged = [g for g in rep["gaps"] if g["flagged"]]
     doc.heading(f"Gaps whose combined interval excludes 0 (Benjamini-Hochberg over {len(rep['gaps'])} "

@@ -8,9 +8,11 @@ runs (seeds 0-4) and before any further run, each claim's MDE at 80% power if `n
 had S seeds (the other arms staying at 5), for every claim comparing `cda` with `none` (the
 baseline's own claims hardly move: their seed part is small), on all persons:
 
-    MDE(S) = (z(1 - level/2) + z(0.8)) * sqrt(seed part * 5/S + person part + interaction * 5/S)
+    MDE(S) = (t(1 - level/2) + t(0.8)) * sqrt(seed part * 5/S + person part + interaction * 5/S)
 
-(the parts of :func:`relext.design_verdicts.variance_parts`), at two levels: the one Holm tested
+(the parts of :func:`relext.design_verdicts.variance_parts`; the quantiles of Student's t at the
+df that S seeds give, :func:`relext.design_verdicts.mde_at_seeds`; under design version 1, when
+the committed plan was written, they were the normal's), at two levels: the one Holm tested
 the claim at in the committed 13-claim study, and Holm's first step (alpha/13, the strictest).
 The runs below make a study of `none` and `cda` alone, whose family has fewer claims: these
 levels are conservative for it. The runs it plans (the same command resumes and extends):

@@ -58,13 +58,14 @@ def _row(c: dict | None, m: int) -> dict:
 
 def protocols(test: dict, cross: dict | None, *, test_src: str = TEST, cross_src: str = CROSS) -> dict:
     t_claims = {c["claim"]: c for c in test.get("claims", [])}
-    out = {"test_protocol": {"source": test_src, "persons": test.get("n_persons", 523)}, "rows": []}
+    out = {"test_protocol": {"source": test_src, "persons": test.get("n_persons", 523), "plan": test.get("plan", {})},
+           "rows": []}
     pops: dict[str, dict] = {}
     if cross:
         pops["test"] = {c["claim"]: c for c in cross.get("claims", [])}
         for name, p in (cross.get("populations") or {}).items():
             pops[name] = {c["claim"]: c for c in p.get("claims", [])}
-        out["crossfit"] = {"source": cross_src, "folds": cross["meta"]["study"].get("folds"),
+        out["crossfit"] = {"source": cross_src, "folds": cross["meta"]["study"].get("folds"), "plan": cross.get("plan", {}),
                            "persons": {"test": cross.get("n_persons"),
                                        **{k: v.get("n_persons") for k, v in (cross.get("populations") or {}).items()}}}
     m = max(len(t_claims), 1)
@@ -74,6 +75,10 @@ def protocols(test: dict, cross: dict | None, *, test_src: str = TEST, cross_src
         other = t is not None and c is not None and t.get("statistic") != c.get("statistic")
         # a claim over other members under the test protocol (a grid of fewer encoders) is not shown beside it
         row = {"claim": name, "test_protocol": {} if other else _row(t, m)}
+        either = c or t or {}
+        row["statistic"] = either.get("statistic")
+        if (either.get("extra") or {}).get("narrows"):
+            row["narrows"] = either["extra"]["narrows"]     # the paper's claim, over fewer members
         if other:
             row["test_protocol_other_members"] = t.get("statistic")
         for pop, claims in pops.items():
@@ -82,10 +87,12 @@ def protocols(test: dict, cross: dict | None, *, test_src: str = TEST, cross_src
     return out
 
 
-def _cell(r: dict) -> str:
+def _cell(r: dict, plan: dict | None = None) -> str:
+    from relext.studies.claims import verdict_text
+
     if not r:
         return "-"
-    v = r["verdict"] if r["verdict"] == "undecided" else f"**{r['verdict']}**"
+    v = verdict_text(r["verdict"], plan)
     mde = "-" if r["mde"] is None else f"{r['mde']:.4f}"
     return f"{v}; {r['value']:+.4f} [{r['ci'][0]:+.4f}, {r['ci'][1]:+.4f}]; {mde}"
 
@@ -108,6 +115,20 @@ def _runs(cf: dict) -> str:
     return f" ({r['done']} of {r['planned']} fold runs)" if r.get("planned") else ""
 
 
+def _status(p: dict) -> str:
+    """The look of each protocol's study against its plan, when not a pre-registered final one."""
+    from relext.studies.plan import label_of
+
+    said = []
+    for key, name in (("test_protocol", "test protocol"), ("crossfit", "cross-fitted")):
+        src = p.get(key)
+        if src and "plan" in src:
+            label = label_of({"plan": src["plan"]})
+            if label:
+                said.append(f"{name}: {label}")
+    return (" Status: " + "; ".join(said) + ".") if said else ""
+
+
 def markdown(p: dict) -> str:
     cf = p.get("crossfit")
     lines = []
@@ -118,11 +139,12 @@ def markdown(p: dict) -> str:
                      f"the annotated test persons ({cf['persons'].get('test')}) and all persons "
                      f"({cf['persons'].get('all')}) side by side (`{cf['source']}`). Each cell: verdict; effect "
                      f"[interval at the level Holm tested the claim at, {_levels(p)}]; MDE at 80% power. With fewer than 3 seeds no claim is tested: the interval "
-                     "is over persons only and the MDE is the entity-only one, a lower bound.")
+                     "is over persons only and the MDE is the entity-only one, a lower bound." + _status(p))
     lines += ["", "| claim | test protocol | crossfit, test persons | crossfit, all persons |", "|---|---|---|---|"]
     for r in p["rows"]:
-        cells = [r["claim"], _cell(r["test_protocol"]), _cell(r.get("crossfit_test", {})),
-                 _cell(r.get("crossfit_all", {}))]
+        tp, cp = (p.get("test_protocol") or {}).get("plan"), (p.get("crossfit") or {}).get("plan")
+        cells = [r["claim"], _cell(r["test_protocol"], tp), _cell(r.get("crossfit_test", {}), cp),
+                 _cell(r.get("crossfit_all", {}), cp)]
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
     other = [r for r in p["rows"] if r.get("test_protocol_other_members")]
     if other:
@@ -136,14 +158,17 @@ PLAN = "results/re_crossfit/plan.json"
 
 
 def plan_vs_measured(plan: dict, p: dict) -> dict:
-    """Each claim's MDE as planned before any cross-fitted run (projected from the test persons to
-    all persons, at the seeds run) beside the one measured on all persons, and whether the goal
-    (MDE <= 0.01 for gap claims) is met."""
+    """Each claim's MDE as planned before any cross-fitted claim could be estimated (projected from the
+    test persons to all persons, at the seeds run) beside the one measured on all persons, and whether
+    the goal (MDE <= 0.01 for gap claims) is met."""
     planned = {c["claim"]: c for c in plan["studies"]["debias"]["claims"]}
     rows = []
     for r in p["rows"]:
         got = r.get("crossfit_all") or {}
         c = planned.get(r["claim"])
+        if c is None and r.get("narrows") in planned and r.get("statistic") \
+                and str(planned[r["narrows"]].get("statistic", "")).startswith(r["statistic"]):
+            c = planned[r["narrows"]]   # planned under the paper's name, over the same members
         if not got or c is None or got.get("mde_kind") != "MDE":
             continue
         n = str(got["n_seeds"])
@@ -156,8 +181,9 @@ def plan_vs_measured(plan: dict, p: dict) -> dict:
 
 def plan_markdown(pv: dict) -> str:
     lines = ["", "### Planned and measured MDE (all persons)", "",
-             f"The plan (`{pv['source']}`) projected each claim's MDE before any cross-fitted run, from the test "
-             "persons' per-entity counts; measured: the same claim on all persons of the committed runs. "
+             f"The plan (`{pv['source']}`) projected each claim's MDE from the test persons' per-entity counts, "
+             "before any cross-fitted claim could be estimated (its history: `results/re_crossfit/debias/plan.json`); "
+             "measured: the same claim on all persons of the committed runs. "
              f"Goal: {pv['goal']}.", "",
              "| claim | seeds | MDE planned | MDE measured | goal met | verdict |", "|---|---|---|---|---|---|"]
     for r in pv["rows"]:
@@ -215,6 +241,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-label-noise", action="store_true")
     ap.add_argument("--grid-out", type=Path, default=ROOT / "results" / "re_crossfit" / "grid")
     ap.add_argument("--grid-all-out", type=Path, default=ROOT / "results" / "re_crossfit" / "grid_all")
+    ap.add_argument("--seeds-out", type=Path, default=ROOT / "results" / "re_crossfit" / "debias_seeds",
+                    help="where the none + cda seeds study's claims_summary.md goes")
     a = ap.parse_args(argv)
     test = json.loads((ROOT / TEST).read_text())
     cpath = ROOT / CROSS
@@ -237,7 +265,7 @@ def main(argv=None) -> int:
                   "here (they are not committed; the runs that wrote them have)", file=sys.stderr)
     if (ROOT / SEEDS_STUDY).exists():
         main_res = json.loads((ROOT / MAIN_STUDY).read_text()) if (ROOT / MAIN_STUDY).exists() else None
-        atomic_write_text(ROOT / SEEDS_STUDY.replace("results.json", "claims_summary.md"),
+        atomic_write_text(a.seeds_out / "claims_summary.md",
                           seeds_study(json.loads((ROOT / SEEDS_STUDY).read_text()), main_res))
     grid_md = grid_protocols(a.grid_out)
     grid_all_md = grid_protocols(a.grid_all_out, GRID_ALL, GRID_PLAN)
@@ -251,29 +279,34 @@ MAIN_STUDY = "results/re_crossfit/debias/results.json"
 
 def seeds_study(res: dict, main: dict | None, src: str = SEEDS_STUDY, main_src: str = MAIN_STUDY) -> str:
     """The none + cda seeds study as it stands, beside the 13-claim study's verdict of each claim
-    (all persons). Its family is its own (Holm over its claims), chosen after the 5-seed study:
-    exploratory until its planned seeds are in."""
+    (all persons). Its family is its own (Holm over its claims), chosen after the 5-seed study, and
+    its plan (``plan.json``) fixes 36 seeds: until they are in, every claim is "interim: not decided"."""
+    from relext.studies.plan import label_of
+
     dr = res["design_report"]
     seeds = dr["design"]["seeds"]
     pops = {"test": dr["claims"], **{k: v["claims"] for k, v in dr.get("populations", {}).items()}}
-    ref = {c["claim"]: c for c in (main or {}).get("design_report", {}).get("populations", {}).get("all", {})
-           .get("claims", [])}
+    ref_rep = (main or {}).get("design_report", {})
+    ref = {c["claim"]: c for c in ref_rep.get("populations", {}).get("all", {}).get("claims", [])}
     fin = res["meta"].get("runs_done") or []
+    plan = dr.get("plan", {})
+    label = label_of(dr)
     lines = [f"`none` and `cda` only, cross-fitted ({res['meta']['study'].get('folds')} folds), seeds with all folds "
              f"finished: none {len(seeds.get('none', []))}, cda {len(seeds.get('cda', []))} of the planned "
              f"{len(res['meta']['study']['seeds'])} ({len(fin)} fold runs; `{src}`, {dr['design']['n_resamples']} "
              f"replicates). Holm over this study's {len(dr['claims'])} claims: a family chosen after the 5-seed "
-             "study's verdicts, so exploratory until the planned seeds are in; the 13-claim study's verdict (all "
-             f"persons, `{main_src}`) beside. \"Under every variant\" ranges here over none and cda only, there over "
-             "every paper variant: the two cells test different sets. Each cell: verdict; effect [interval at "
-             "Holm's level]; MDE.", "",
+             "study's verdicts. " + (f"Status: {label}. " if label else "")
+             + f"The 13-claim study's verdict (all persons, `{main_src}`) beside: a claim over fewer members is "
+             "named by them (\"... under none and CDA\"), so it has no cell there. Each cell: verdict; effect "
+             "[interval at Holm's level]; MDE.", "",
              "| claim | test persons | all persons | 13-claim study, all persons |", "|---|---|---|---|"]
-    def cell(x: dict | None) -> str:   # the interval at Holm's level, as the other tables
-        return "-" if not x else _cell({**x, "ci": x.get("ci_adjusted") or x["ci"]})
+
+    def cell(x: dict | None, st: dict | None) -> str:   # the interval at Holm's level, as the other tables
+        return "-" if not x else _cell({**x, "ci": x.get("ci_adjusted") or x["ci"]}, st)
 
     for c, a in zip(pops["test"], pops.get("all", [{}] * len(pops["test"]))):
-        lines.append(f"| {c['claim'].replace('|', chr(92) + '|')} | {cell(c)} | {cell(a)} | "
-                     f"{cell(ref.get(c['claim']))} |")
+        lines.append(f"| {c['claim'].replace('|', chr(92) + '|')} | {cell(c, plan)} | {cell(a, plan)} | "
+                     f"{cell(ref.get(c['claim']), ref_rep.get('plan', {}))} |")
     return "\n".join(lines) + "\n"
 
 

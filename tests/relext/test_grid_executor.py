@@ -67,7 +67,7 @@ def test_cli_debias_grid_checks_every_run_before_any_work_and_passes_the_executo
     assert "Traceback" not in res.output and not (tmp_path / "s" / "study.json").exists()
     seen = {}
 
-    def fake_run_study(config, out, progress=True, train=True, executor=None):
+    def fake_run_study(config, out, progress=True, train=True, executor=None, amend_plan=None):
         seen["executor"] = executor
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.md").write_text("# report\n")
