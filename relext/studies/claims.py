@@ -547,7 +547,7 @@ def _decide_cell(v: Verdict) -> str:
 
 
 def df_text(df: float | None) -> str:
-    """The t reference's degrees of freedom as the tables show them ("normal" beyond DF_MAX)."""
+    """A plug-in degrees of freedom as the tables show them ("normal" beyond DF_MAX)."""
     from relext.design_verdicts import DF_MAX
 
     if df is None:
@@ -576,12 +576,13 @@ def verdict_cell(v: Verdict, plan: dict | None = None) -> str:
 
 def claims_table(doc, verdicts_: Sequence[Verdict], splits: Sequence[dict] | None = None, plan: dict | None = None):
     """The claims table (claim, verdict, effect, the interval at the level Holm tested the claim at,
-    seed-only and entity-only intervals, p, the t reference's df, seeds, power, what would decide
+    seed-only and entity-only intervals, p, the plug-in Welch-Satterthwaite df of the seed part
+    (display: the test's reference bounds the seed share instead), seeds, power, what would decide
     it, halves) added to a :class:`wgbcore.render.Document`. An intersection-union claim shows its
     weakest part, and a claim's controls (95% intervals) are named beside it. ``plan``: the look's
     status (:func:`relext.studies.plan.status`): interim claims say so, exploratory verdicts too."""
     head = ["claim", "verdict", "effect", "interval at Holm's level (seeds x entities)", "seed-only (95%)",
-            "entity-only (95%)", "p (Holm)", "t df", "seeds", "MDE (80%)", "to decide"]
+            "entity-only (95%)", "p (Holm)", "df (plug-in)", "seeds", "MDE (80%)", "to decide"]
     show_halves = bool(splits) and any(s.get("checked", True) or s.get("interim") for s in splits)
     if show_halves:
         head.append("halves (seeds and persons)")

@@ -76,7 +76,7 @@ def test_the_plan_is_written_before_the_first_run_and_its_verdicts_are_final(stu
     assert all(c["verdict"] in ("supported", "contradicted", "undecided") for c in res["claims"])
     assert all({"se", "se_seed", "df_entity"} <= set(c["extra"]) and "df" in c for c in res["claims"])
     md = (out / "results.md").read_text()
-    assert "**Pre-registered**" in md and "| t df |" in md
+    assert "**Pre-registered**" in md and "| df (plug-in) |" in md
 
 
 def test_a_folder_with_another_plan_is_refused_naming_the_field(study, tmp_path):
