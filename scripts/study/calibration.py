@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -68,7 +69,8 @@ def main(argv=None) -> None:
                 power.append({"scenario": name, "seeds": s, "effect_in_se": k, "effect": k * se,
                               "power_alpha/28": float(sim.rejects(ALPHA / 28).mean()),
                               "plugin_power_alpha/28": float(sim.rejects_plugin(ALPHA / 28).mean())})
-    meta = {"command": "python scripts/study/calibration.py " + " ".join(argv or []), "seconds": time.time() - t0,
+    argv = sys.argv[1:] if argv is None else argv
+    meta = {"command": "python scripts/study/calibration.py " + " ".join(argv), "seconds": time.time() - t0,
             "host": platform.node(), "cpu_count": os.cpu_count(), "loadavg_end": list(os.getloadavg()),
             "scenarios": SCENARIOS, "populations": {k: {"men": v[0], "women": v[1]} for k, v in POPULATIONS.items()},
             "levels": LEVELS, "sims": {"test persons": args.sims, "all persons": args.sims_all, "power": args.power_sims}}
