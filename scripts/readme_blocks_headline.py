@@ -34,8 +34,26 @@ def setup_times(src: str = SETUP) -> str:
 
 def _run_summary(g: str) -> str:
     """The main job's headline: the cross-fitted run (its claims tested against their nulls) when
-    committed; the 5-seed test-protocol run's claims predate those corrections and are not quoted."""
+    committed; withdrawn (results/wgb_run/withdrawn.json), that it was and where to read why; the
+    5-seed test-protocol run's claims predate those corrections and are not quoted."""
     src = "results/wgb_run/crossfit"
+    if not (ROOT / src / "report.json").exists():
+        from withdraw_wgb_run import PAGE, RECORD
+
+        gone = _load(RECORD)["withdrawn"] if (ROOT / RECORD).exists() else []
+        if not gone:
+            return ""
+        from relext.design import DESIGN_VERSION
+
+        quick = "results/wgb_run/quick"
+        return (f"- **The main job** ([guide]({g}main-job.md)): its multi-seed reports ("
+                + "; ".join(f"`{e['folder']}/`: {'cross-fitted' if e['protocol'] == 'crossfit' else 'test protocol'}, "
+                            f"{len(e['seeds'])} seeds" for e in gone)
+                + f") were withdrawn: made under design version "
+                + ", ".join(sorted({str(e['design_version']) for e in gone}))
+                + f", they are not regenerated under today's rules (version {DESIGN_VERSION}) yet, which needs their "
+                f"extractors retrained; `{PAGE}` says why and how to make them. Committed: the quick one-seed run "
+                f"(`{quick}/`), which decides no claim.")
     rep = _load(f"{src}/report.json")
     a = rep["analysis"]
     sz = a["scales"]["sizes"]

@@ -161,9 +161,10 @@ def anonymize_label_blind() -> str:
 
 
 def wgb_run_full(src: str = "results/wgb_run/full") -> str:
-    """The committed multi-seed ``wgb run --profile full``: its verdicts per question."""
+    """The committed multi-seed ``wgb run --profile full``: its verdicts per question (or, withdrawn,
+    why and how to make it: scripts/withdraw_wgb_run.py)."""
     if not (ROOT / src / "run.json").exists():
-        return f"`{src}/` holds no multi-seed run yet."
+        return withdrawn_notice(src, ROOT) or f"`{src}/` holds no multi-seed run yet."
     rep, run = _load(f"{src}/report.json"), _load(f"{src}/run.json")
     a = rep["analysis"]
     seeds = a["seeds"]
@@ -190,9 +191,10 @@ def wgb_run_full(src: str = "results/wgb_run/full") -> str:
 
 def wgb_run_crossfit(src: str = "results/wgb_run/crossfit") -> str:
     """The cross-fitted ``wgb run`` (every person of the benchmark): its claims on all persons and on
-    the test persons side by side, and the graph sizes at both scales."""
+    the test persons side by side, and the graph sizes at both scales (or, withdrawn, why and how to
+    make it: scripts/withdraw_wgb_run.py)."""
     if not (ROOT / src / "run.json").exists():
-        return f"`{src}/` holds no cross-fitted run yet."
+        return withdrawn_notice(src, ROOT) or f"`{src}/` holds no cross-fitted run yet."
     rep, run = _load(f"{src}/report.json"), _load(f"{src}/run.json")
     a = rep["analysis"]
     sc = a.get("scales")
@@ -317,11 +319,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from readme_blocks_bench import BLOCKS as BENCH_BLOCKS  # noqa: E402
 from readme_blocks_headline import BLOCKS as HEADLINE_BLOCKS  # noqa: E402
 from readme_blocks_docs import BLOCKS as DOCS_BLOCKS  # noqa: E402
+from withdraw_wgb_run import markdown as withdrawn_markdown, notice as withdrawn_notice  # noqa: E402
 
-BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **DOCS_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-crossfit": wgb_run_crossfit, "wgb-run-quick": wgb_run_quick, "anonymize-label-blind": anonymize_label_blind,
+BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **DOCS_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-crossfit": wgb_run_crossfit, "wgb-run-quick": wgb_run_quick, "wgb-run-withdrawn": withdrawn_markdown, "anonymize-label-blind": anonymize_label_blind,
           "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
 FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md",
-         "results/re_grid_cnn_pcnn/README.md"]
+         "results/re_grid_cnn_pcnn/README.md", "results/wgb_run/WITHDRAWN.md"]
 
 
 def files() -> list[str]:
