@@ -22,7 +22,9 @@ median of the pairs' ratios (OpenNRE epoch / ours; wall and CPU seconds), with t
         --no-opennre --out benchmarks/results/re_speed_gru
 
 A third field picks the RNN path: ``rnn:attention:module`` times torch's nn.GRU over a packed
-sequence (the code before the fused path). ``--batches N`` times only the first N batches of each
+sequence (the code before the fused path); for CNN/PCNN it picks the convolution,
+``pcnn:attention:gather`` or ``:dense`` (``conv_impl``; ``benchmarks/re_conv_speed.py`` alternates
+the two in one process). ``--batches N`` times only the first N batches of each
 epoch of ``--models`` and extrapolates to the whole epoch (labelled so in the results; for quick
 iterations; not for the OpenNRE pairs). Every model's epoch time is also given as a ratio to the
 mean PCNN+attention epoch of the same run.

@@ -3,7 +3,12 @@
 ``identity()`` is what a run directory, a checkpoint and a model are checked against (runtime
 fields left out); a run record is read with ``ExtractorConfig.from_json(path, record=True)``.
 Transforms whose behaviour changed carry a version (``relext.debias.transform_versions``) in the
-identity, so a finished run of an older version is refused, never silently reused.
+identity, so a finished run of an older version is refused, never silently reused. Likewise the
+CNN/PCNN convolution's implementation (``conv_impl``: ``"dense"``, the path every committed run
+was trained with, or ``"gather"``, the same function in real arithmetic computed from per-word
+projections, see :mod:`relext.encoders.conv_gather`): a run record without the field was
+trained by ``"dense"``, and the identity names the field only where it differs from that (and
+only for an encoder with a convolution), so a study never mixes the two paths silently.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import torch
 from relext.bags import UNLOCATED_POLICIES
 from relext.embeddings import Word2VecParams
 from relext.encoders import encoder_class
+from relext.encoders.cnn import CONV_IMPLS
 from relext.selectors import selector_class
 
 OPTIMIZERS = ("sgd", "adam")
@@ -26,6 +32,8 @@ SELECT_METRICS = ("micro_f1", "pr_auc")
 #: fast it runs. Like the thread count, the bucket size only changes float summation order.
 RUNTIME_FIELDS = frozenset({"threads", "cache_dir", "eval_batch_size", "device", "bucket_size"})
 DEVICES = ("cpu", "cuda", "auto")
+#: The convolution a run record without ``conv_impl`` was trained with (every run before the field).
+LEGACY_CONV_IMPL = "dense"
 
 
 @dataclass
@@ -49,7 +57,11 @@ class ExtractorConfig:
     patience: int = 3               # epochs without improvement before stopping; 0 = never stop early
     select_metric: str = "micro_f1"
     rnn_cell: str = "gru"
-    bucket_size: int = 64           # CNN/PCNN: sentences per length bucket (speed only)
+    bucket_size: int = 64           # CNN/PCNN: sentences per length bucket (speed only; dense path)
+    # CNN/PCNN convolution: "dense" (im2col matrix product over length buckets; every committed
+    # run) or "gather" (per-word projections gathered at the real tokens; equal in real arithmetic,
+    # not bit for bit). Part of the run's identity; a record without it means "dense".
+    conv_impl: str = "dense"
     unlocated: str = "start"        # see relext.bags
     dataset: str | None = None      # benchmark folder; None = the embedded release
     w2v_window: int = 5
@@ -91,6 +103,7 @@ class ExtractorConfig:
             (0 <= self.dropout < 1, f"dropout must be in [0, 1), got {self.dropout}"),
             (self.patience >= 0, f"patience must be >= 0, got {self.patience}"),
             (self.kernel >= 1 and self.kernel % 2 == 1, f"kernel must be a positive odd number, got {self.kernel}"),
+            (self.conv_impl in CONV_IMPLS, f"conv_impl must be one of {list(CONV_IMPLS)}, got {self.conv_impl!r}"),
             (self.device in DEVICES or self.device.startswith("cuda:"),
              f"device must be one of {list(DEVICES)} or 'cuda:N', got {self.device!r}"),
         ]
@@ -129,7 +142,9 @@ class ExtractorConfig:
                   record: bool = False) -> "ExtractorConfig":
         """A config from a dict or a JSON file. ``record=True``: the config a trainer wrote (a run's
         ``config.json``, a checkpoint's or a model's); one without ``transform_versions`` was
-        written before versions were recorded, by version 1 of every transform."""
+        written before versions were recorded, by version 1 of every transform, and one without
+        ``conv_impl`` by the dense convolution (:data:`LEGACY_CONV_IMPL`), whatever today's
+        default."""
         if not isinstance(obj, dict):
             path = Path(obj)
             source = source or str(path)
@@ -141,6 +156,8 @@ class ExtractorConfig:
         obj.pop("package_version", None)
         if record and "transform_versions" not in obj:
             obj["transform_versions"] = {}
+        if record and "conv_impl" not in obj:
+            obj["conv_impl"] = LEGACY_CONV_IMPL
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(obj) - known)
         if unknown:
@@ -156,12 +173,21 @@ class ExtractorConfig:
         if self.folds is None:
             for k in CONFIG_FIELDS:
                 d.pop(k, None)
+        if self.conv_impl == LEGACY_CONV_IMPL or not self.has_convolution():
+            d.pop("conv_impl", None)    # the identity runs had before the field existed
         versions = self.effective_transform_versions()
         if versions:
             d["transform_versions"] = versions
         else:  # only transforms at version 1: the identity runs had before versions existed
             d.pop("transform_versions", None)
         return d
+
+    def has_convolution(self) -> bool:
+        """Does this config's encoder have the convolution ``conv_impl`` picks (CNN, PCNN)?"""
+        try:
+            return bool(getattr(encoder_class(self.encoder), "conv_impls", ()))
+        except ValueError:
+            return False
 
     def effective_transform_versions(self) -> dict[str, int]:
         """The versions this config's transforms stand for: recorded ones, else this wgb's

@@ -32,6 +32,7 @@ from relext.crossfit import view_for
 from relext.data import PreparedSplit, apply_dataset_transforms, load_dataset_dict, prepare_split, resolve_transforms
 from relext.embeddings import embedding_matrix, train_word2vec
 from relext.encoders import encoder_class
+from relext.heap import retain_freed_memory
 from relext.model import BagModel, build_model
 from relext.run import RunDir, atomic_torch_save, atomic_write_json, package_version
 from relext.vocab import PAD, UNK, Vocab
@@ -141,7 +142,7 @@ def model_from_config(cfg: TrainConfig, vocab: Vocab, vectors: np.ndarray | None
     return build_model(
         cfg.encoder, cfg.selector, num_words=len(vocab), vectors=vectors, num_classes=len(RELATIONS),
         dropout=cfg.dropout, word_dim=cfg.word_dim, pos_dim=cfg.pos_dim, max_length=cfg.max_length,
-        hidden=cfg.hidden, kernel=cfg.kernel, cell=cfg.rnn_cell, bucket_size=cfg.bucket_size,
+        hidden=cfg.hidden, kernel=cfg.kernel, cell=cfg.rnn_cell, bucket_size=cfg.bucket_size, conv_impl=cfg.conv_impl,
         model_path=cfg.transformer_path,
     )
 
@@ -241,6 +242,7 @@ def _train_locked(config: "ExtractorConfig", run_dir, *, dataset, progress: bool
         return run.root
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
+    retain_freed_memory()   # no page faults on each batch's temporaries (exact; relext.heap)
     device = cfg.torch_device()
     ds_transforms = resolve_transforms(cfg.dataset_transform, "dataset") + list(dataset_transforms)
     kv_transforms = resolve_transforms(cfg.vectors_transform, "vectors") + list(vectors_transforms)

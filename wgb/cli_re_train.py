@@ -42,6 +42,10 @@ def _list(ctx, param, value):
 @click.option("--select-metric", type=click.Choice(["micro_f1", "pr_auc"]), help="Validation metric [default: micro_f1].")
 @click.option("--rnn-cell", type=click.Choice(["gru", "lstm"]), help="[default: gru]")
 @click.option("--unlocated", type=click.Choice(["start", "skip"]), help="Mentions not located in a sentence [default: start].")
+@click.option("--conv-impl", type=click.Choice(["dense", "gather"]),
+              help="CNN/PCNN convolution: dense (im2col over length buckets, every committed run) or gather "
+                   "(per-word projections gathered at the real tokens; the same function, other float rounding; "
+                   "part of the run's identity) [default: dense].")
 @click.option("--dataset", help="Benchmark folder (wgb data build, or a saved DatasetDict) [default: the embedded release].")
 @click.option("--dataset-transform", callback=_list, help="Comma-separated debiasers applied to the data before Word2Vec.")
 @click.option("--vectors-transform", callback=_list, help="Comma-separated debiasers applied to the word vectors.")

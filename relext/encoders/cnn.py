@@ -1,9 +1,36 @@
 """CNN and PCNN sentence encoders (Zeng et al. 2014 / 2015, as in OpenNRE).
 
-Convolution over ``[n, channels, length]``, ReLU, max pooling over the real tokens only
-(padding is masked, not pooled). PCNN pools three pieces split at the head and tail starts
-(``pieces`` from :func:`relext.bags.word_features`) and concatenates them (``3 * hidden``).
-Sentences are processed in length-sorted buckets so little time goes into padding.
+Convolution (window ``kernel``, zero padding ``kernel // 2``) over ``[word; pos1; pos2]``
+embeddings, ReLU, max pooling over the real tokens only. PCNN pools three pieces split at the
+head and tail starts (``pieces`` from :func:`relext.bags.word_features`) and concatenates them
+(``3 * hidden``).
+
+Two implementations of the same function, picked by ``conv_impl`` (``ExtractorConfig.conv_impl``,
+part of a run's identity; equal in real arithmetic, not bit for bit):
+
+* ``"dense"`` (default; every committed run): sentences in length-sorted buckets of
+  ``bucket_size``, each cut to its longest sentence, convolved as one matrix product over
+  im2col windows (:class:`Im2colConv`) and pooled by :class:`PiecewiseMax`.
+* ``"gather"``: only the real tokens, packed sentence after sentence; each distinct word of the
+  batch projected once per tap and every token's output a sum of gathered rows
+  (:mod:`relext.encoders.conv_gather`), pooled by
+  :class:`~relext.encoders.conv_gather.PackedPiecewiseMax`.
+
+What padding may contribute, on both paths:
+
+* to the convolution at a real token: zero. A neighbour outside the sentence (``kernel // 2``
+  positions before its start, after its end) is a zero input vector: the dense path reads the
+  padding ids, which embed to zero rows (word, position 1 and position 2 id 0 are
+  ``padding_idx`` rows, zero from initialisation and never updated); the gather path leaves such
+  taps out. So a sentence's outputs do not depend on the batch it is in.
+* to the pooling: nothing. A padding position (``pieces == 0``: positions ``>= length``) is in no
+  piece: the dense path computes an output there (its bucket is as wide as its longest sentence)
+  and :class:`PiecewiseMax` sends it to a discarded slot; the gather path never computes it.
+* an empty piece (PCNN: head and tail at one token leaves the middle piece empty; the last
+  piece is empty when the later entity starts at the sentence's last token) pools to 0, as OpenNRE's ReLU of
+  ``-inf``; the ReLU follows the max, which equals the max of the ReLU. The gradient of each
+  pooled value goes to the token(s) holding the maximum (a float tie, probability ~0, sends it
+  to each tied token), and to none where the ReLU cut it.
 """
 from __future__ import annotations
 
@@ -11,7 +38,11 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
+from relext.encoders.conv_gather import PackedPiecewiseMax, gather_conv, packed_tokens
 from relext.encoders.embedding import WordPositionEmbedding
+
+#: The convolution's implementations (``ExtractorConfig.conv_impl``; see :class:`CNNEncoder`).
+CONV_IMPLS = ("dense", "gather")
 
 
 class Im2colConv(torch.autograd.Function):
@@ -104,13 +135,22 @@ def piecewise_max(y: torch.Tensor, piece: torch.Tensor, k: int, relu: bool = Fal
 
 
 class CNNEncoder(nn.Module):
+    """CNN: one max over the real tokens of each sentence (``[n, hidden]``). ``conv_impl``:
+    ``"dense"`` or ``"gather"`` (see the module docstring: the same function, the padding
+    semantics spelled out there); ``bucket_size`` applies to the dense path only."""
+
     features = "words"
+    conv_impls = CONV_IMPLS
 
     def __init__(self, num_words: int, *, word_dim: int = 50, pos_dim: int = 5, max_length: int = 120,
-                 hidden: int = 230, kernel: int = 3, vectors=None, bucket_size: int = 64, **_: object) -> None:
+                 hidden: int = 230, kernel: int = 3, vectors=None, bucket_size: int = 64,
+                 conv_impl: str = "dense", **_: object) -> None:
         super().__init__()
         if kernel < 1 or kernel % 2 == 0:
             raise ValueError(f"kernel must be a positive odd number, got {kernel}")
+        if conv_impl not in CONV_IMPLS:
+            raise ValueError(f"conv_impl must be one of {list(CONV_IMPLS)}, got {conv_impl!r}")
+        self.conv_impl = conv_impl
         self.embed = WordPositionEmbedding(num_words, word_dim, pos_dim, max_length, vectors)
         self.conv = nn.Conv1d(self.embed.out_dim, hidden, kernel, padding=kernel // 2)
         self.hidden = hidden
@@ -129,7 +169,38 @@ class CNNEncoder(nn.Module):
         inside = (pieces > 0).long()                                   # one piece: the real tokens
         return piecewise_max(y, inside, 1, relu=True).squeeze(1)
 
+    @property
+    def impl(self) -> str:
+        """The convolution's implementation (``benchmarks/re_speed.py``'s ``pcnn:attention:gather``)."""
+        return self.conv_impl
+
+    @impl.setter
+    def impl(self, value: str) -> None:
+        if value not in CONV_IMPLS:
+            raise ValueError(f"conv_impl must be one of {list(CONV_IMPLS)}, got {value!r}")
+        self.conv_impl = value
+
+    def _pool_slots(self, packed: dict[str, torch.Tensor], n: int) -> tuple[torch.Tensor, int]:
+        """Per packed token, its pooling slot + 1 (0: not pooled, a token outside every piece),
+        and the number of slots (one per sentence)."""
+        return torch.where(packed["pieces"] > 0, packed["sent"] + 1, 0), n
+
+    def _forward_gather(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """``conv_impl="gather"``: the real tokens only, packed sentence after sentence, convolved
+        by :func:`relext.encoders.conv_gather.gather_conv` and pooled by the same
+        :class:`~relext.encoders.conv_gather.PackedPiecewiseMax` (every slot of the batch at once)."""
+        packed = packed_tokens(batch)
+        n = batch["lengths"].shape[0]
+        y = gather_conv(self.embed, self.conv.weight, self.conv.bias, packed)       # [N, H]
+        slot, k = self._pool_slots(packed, n)
+        return PackedPiecewiseMax.apply(y, slot, k).reshape(n, -1)
+
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        if self.conv_impl == "gather":
+            return self._forward_gather(batch)
+        return self._forward_dense(batch)
+
+    def _forward_dense(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Length-sorted buckets, each cut to its own longest sentence plus ``p`` padding
         positions on each side, are packed into one flat run of token ids and embedded at once
         (one embedding backward per batch; no embedding of the batch's padding, no padding copy
@@ -174,3 +245,7 @@ class PCNNEncoder(CNNEncoder):
         # as before it
         pooled = piecewise_max(y, pieces, 3, relu=True)                # [n, 3, H]
         return pooled.reshape(y.shape[0], -1)
+
+    def _pool_slots(self, packed: dict[str, torch.Tensor], n: int) -> tuple[torch.Tensor, int]:
+        pieces = packed["pieces"]
+        return torch.where(pieces > 0, packed["sent"] * 3 + pieces, 0), 3 * n
