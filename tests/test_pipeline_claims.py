@@ -14,7 +14,8 @@ from relext.design import Estimate
 from support.propagation_data import SEEDS, _pairs, exposure_study, extractor_study, synthetic_study
 from wgb.pipeline.answer import CLAIMS, NOT_APPLICABLE, ClaimBook, TautologyError, analyse, facts_estimate
 from wgb.pipeline.nulls import DataNull, FactsNull, embedding_excess, exposure_cells, exposure_holds, strata_of
-from wgb.pipeline.propagation import ENTITY_LEVEL, Pairs, Propagation, data_scores, decompose, study_from_pairs
+from wgb.pipeline.pairs import Pairs
+from wgb.pipeline.propagation import ENTITY_LEVEL, Propagation, data_scores, decompose, study_from_pairs
 from wikigenderbias.schema import RELATIONS
 
 HYP = RELATIONS.index("hypernym")

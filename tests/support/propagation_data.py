@@ -21,7 +21,7 @@ def _unique_pairs(ids, rel: str) -> list[tuple[int, str, str]]:
 
 def _pairs(rows: list[tuple[int, str, str]]):
     """:class:`Pairs` from (person row, tail, gold relation or "NA") rows."""
-    from wgb.pipeline.propagation import Pairs
+    from wgb.pipeline.pairs import Pairs
 
     gold = np.zeros((len(rows), len(RELATIONS)), dtype=bool)
     for k, (_, _, r) in enumerate(rows):

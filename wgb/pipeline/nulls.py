@@ -8,7 +8,7 @@ no gold relation) or from a pair of another relation. Persons differ in those op
 the benchmark women's articles carry several times more negative pairs than men's), so a
 difference in errors per person can be a difference in exposure, not in the errors' dependence on
 gender. Both graph nulls therefore keep every person's candidate pairs (:class:`Pairs
-<wgb.pipeline.propagation.Pairs>`: their number, kind and tails) and re-place the errors by
+<wgb.pipeline.pairs.Pairs>`: their number, kind and tails) and re-place the errors by
 per-pair rates that ignore gender; the claims test **errors gendered beyond exposure**.
 
 **Facts per person** (:class:`FactsNull`). A pair's *kind* is its set of gold relations (negative,

@@ -306,7 +306,8 @@ def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[st
     """The pooled report of the seeds' runs."""
     from kge.bias import load_results
     from wgb.pipeline.answer import analyse
-    from wgb.pipeline.propagation import Propagation, build_study, candidate_pairs, head_entities
+    from wgb.pipeline.pairs import candidate_pairs
+    from wgb.pipeline.propagation import Propagation, build_study, head_entities
     from wikigenderbias.schema import POSITIVE_RELATIONS
 
     dirs = {seed: seed_dir(out, seed) for seed in seeds}
