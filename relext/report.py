@@ -124,8 +124,7 @@ def grid_document(summary: dict, *, images: bool = True):
              + " Fewer than 3 seeds never flag.")
     if rep.get("claims"):
         from relext.design import Verdict
-        from relext.studies.claims import claims_table, population_sections
-        from relext.studies.report import plan_paragraph
+        from relext.studies.claims import claims_table, plan_paragraph, population_sections
 
         doc.heading("The paper's claims: verdicts")
         plan_paragraph(doc, rep)

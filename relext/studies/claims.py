@@ -38,8 +38,8 @@ from relext.design import (
     MIN_SEEDS, Claim, Design, Estimate, StudyCounts, Verdict, flags, iut_claim, verdicts,
 )
 from relext.studies.claims_text import (  # noqa: F401 - the tables' names, re-exported for callers
-    LABELS, claims_table, combo_label, df_text, level_text, members_text, population_label, population_sections,
-    variant_label, verdict_cell, verdict_text,
+    LABELS, claims_table, combo_label, df_text, level_text, members_text, plan_paragraph, population_label,
+    population_sections, variant_label, verdict_cell, verdict_text,
 )
 from wikigenderbias.schema import POSITIVE_RELATIONS
 

@@ -1,6 +1,8 @@
 """How the claims read: the labels that spell variants and encoders in claim names, and the
 claims tables (verdicts, intervals at Holm's level, halves, other populations) added to a
-:class:`wgbcore.render.Document`. The claims themselves and their verdicts:
+:class:`wgbcore.render.Document`, with the paragraph above them that says what they are against
+the study's plan (:func:`plan_paragraph`: final, interim or exploratory, from
+:mod:`relext.studies.status`). The claims themselves and their verdicts:
 :mod:`relext.studies.claims`, which re-exports these names.
 """
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from relext.design import Verdict
+from relext.studies.status import BEFORE, INTERIM, label_of
 
 
 #: how claim names spell variants and encoders
@@ -53,14 +56,37 @@ def population_sections(doc, rep: dict) -> None:
         claims_table(doc, [Verdict(**c) for c in r["claims"]], r.get("half_split"), plan=rep.get("plan"))
 
 
+def plan_paragraph(doc, rep: dict) -> None:
+    """What the claims below are against the study's plan (``plan.json``): pre-registered and final,
+    interim (no verdict), exploratory (registered after the runs, or no plan at all)."""
+    st = rep.get("plan") or {}
+    label = label_of(rep)
+    if label is None:
+        doc.para(f"**Pre-registered**: `plan.json` (claims, families, seeds, folds, stopping rule; claims sha256 "
+                 f"`{str(st.get('claims_sha256'))[:12]}`) was written {BEFORE} ({st.get('registered_at')}); the "
+                 "planned sample is complete: these are the plan's verdicts.")
+        return
+    text = [f"**{label[0].upper() + label[1:]}.**"]
+    if st.get("interim"):
+        text.append(f"The plan decides at {st['planned']} {st['unit']} (a fixed sample, `plan.json`); until then "
+                    f"every claim is '{INTERIM}': the estimates and intervals below are an interim look, "
+                    "not verdicts.")
+    if st.get("exploratory") or not st:
+        text.append("No plan was registered before the runs: the claims, their family and the seeds were "
+                    "chosen with results in view, so the verdicts below are exploratory: they suggest, they "
+                    "do not confirm.")
+    elif not st.get("interim"):
+        text.append("The plan (`plan.json`, its history) was fixed after the first runs started but before any "
+                    "claim could be estimated; the planned sample is complete: these are the plan's verdicts.")
+    doc.para(" ".join(text))
+
+
 def level_text(level: float) -> str:
     """A confidence level with the digits it needs: 0.95 -> "95%", 0.99966 -> "99.97%"."""
     return f"{100 * level:.4g}%" if level < 0.9995 else f"{100 * level:.5g}%"
 
 
 def _decide_cell(v: Verdict) -> str:
-    from relext.studies.plan import INTERIM
-
     if v.verdict == INTERIM:
         return "the planned sample"
     if v.verdict != "undecided":
@@ -85,9 +111,7 @@ def df_text(df: float | None) -> str:
 def verdict_text(verdict: str, plan: dict | None = None) -> str:
     """A verdict as the tables show it: bold when decided; an interim look's "interim (k of n
     seeds): not decided"; "(exploratory)" after a verdict of a study registered after its runs
-    (``plan``: the look's status, :func:`relext.studies.plan.status`)."""
-    from relext.studies.plan import INTERIM
-
+    (``plan``: the look's status, :func:`relext.studies.status.status`)."""
     st = plan or {}
     if verdict == INTERIM:
         return st.get("cell") or st.get("label") or INTERIM

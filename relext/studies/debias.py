@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from relext.debias import STUDY_VARIANTS, canonical_name, get_debiaser
+from relext.studies.plan import DESIGN_RESAMPLES
 
 DATASET_PARTS = ("anonymize", "cda", "duplicate")
 VECTOR_PARTS = ("hard_debias",)
@@ -270,10 +271,6 @@ def study_runs(config: DebiasStudyConfig, out: Path) -> dict[tuple[str, int], Pa
     from relext.grid import finished_runs
 
     return finished_runs(config.grid_config(), out, key=lambda r: (r.encoder, r.seed))
-
-
-#: Bootstrap replicates of the design layer (seed x entity) for the study's verdicts.
-DESIGN_RESAMPLES = 2000
 
 
 def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",

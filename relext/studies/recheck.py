@@ -25,7 +25,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from relext.evaluate import ENTITY_COUNTS
+from relext.metrics import ENTITY_COUNTS
+from relext.studies.status import INTERIM, status
 
 INPUT_FILES = (ENTITY_COUNTS, "eval.json")
 #: relative tolerance of a re-derived p-value (the committed one went through JSON as a double)
@@ -198,8 +199,6 @@ def recheck_family(claims: Sequence[Mapping], *, alpha: float, interim: bool = F
         if not _close(c.get("p_adjusted"), pa):
             out.append(f"{where}adjusted p differs: {c['claim']!r}: committed {_num(c.get('p_adjusted')):.6g}, "
                        f"today {pa:.6g}")
-    from relext.studies.plan import INTERIM
-
     for c in claims:
         v = new_verdicts[c.get("id", c["claim"])]
         failed = [x for x in c.get("premises") or [] if new_verdicts.get(x) != "supported"]
@@ -259,8 +258,6 @@ def recheck_report(rep: Mapping, base: Path, *, with_inputs: bool = True) -> lis
         out += recheck_family(claims, alpha=alpha, interim=bool(plan.get("interim")),
                               where=f"[{name}] " if rep.get("populations") else "")
     if (base / "plan.json").is_file():
-        from relext.studies.plan import status
-
         on_disk = json.loads((base / "plan.json").read_text())
         if plan.get("claims_sha256") != on_disk.get("claims_sha256"):
             out.append("made under another plan than plan.json's (claims_sha256 differs)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from relext.report import _mean_ci, fmt, timing_where
+from relext.studies.claims_text import plan_paragraph
 
 __all__ = ["study_document", "embedding_bias_table", "plan_paragraph"]
 
@@ -112,33 +113,6 @@ def budget_sentence(budget: dict) -> str:
             + f"; the gain due to counterfactual data itself is CDA vs duplicate, {x['value']:+.4f} "
             f"[{x['ci'][0]:+.4f}, {x['ci'][1]:+.4f}] ({c['n_seeds']} seeds): the claim about CDA's F1 gain "
             "is that comparison.")
-
-
-def plan_paragraph(doc, rep: dict) -> None:
-    """What the claims below are against the study's plan (``plan.json``): pre-registered and final,
-    interim (no verdict), exploratory (registered after the runs, or no plan at all)."""
-    from relext.studies.plan import BEFORE, INTERIM, label_of
-
-    st = rep.get("plan") or {}
-    label = label_of(rep)
-    if label is None:
-        doc.para(f"**Pre-registered**: `plan.json` (claims, families, seeds, folds, stopping rule; claims sha256 "
-                 f"`{str(st.get('claims_sha256'))[:12]}`) was written {BEFORE} ({st.get('registered_at')}); the "
-                 "planned sample is complete: these are the plan's verdicts.")
-        return
-    text = [f"**{label[0].upper() + label[1:]}.**"]
-    if st.get("interim"):
-        text.append(f"The plan decides at {st['planned']} {st['unit']} (a fixed sample, `plan.json`); until then "
-                    f"every claim is '{INTERIM}': the estimates and intervals below are an interim look, "
-                    "not verdicts.")
-    if st.get("exploratory") or not st:
-        text.append("No plan was registered before the runs: the claims, their family and the seeds were "
-                    "chosen with results in view, so the verdicts below are exploratory: they suggest, they "
-                    "do not confirm.")
-    elif not st.get("interim"):
-        text.append("The plan (`plan.json`, its history) was fixed after the first runs started but before any "
-                    "claim could be estimated; the planned sample is complete: these are the plan's verdicts.")
-    doc.para(" ".join(text))
 
 
 def _claims(doc, rep: dict) -> None:
