@@ -328,3 +328,62 @@ def parse_protocol(protocol: str, folds: int | None) -> int | None:
     folds = DEFAULT_FOLDS if folds is None else int(folds)
     FoldSpec(folds=folds)
     return folds
+
+
+# --------------------------------------------------------------------------------------------
+# The whole plan, checked before any work
+# --------------------------------------------------------------------------------------------
+_NOUNS = {"female": ("woman", "women"), "male": ("man", "men")}
+_CHECKED: set[tuple] = set()
+
+
+def check_plan(dataset, spec: FoldSpec) -> FoldPlan:
+    """The fold plan of ``dataset`` under ``spec``, or a one-line ``ValueError`` naming the field
+    and value when any fold of it could not train or be judged: fewer women (or men) than folds
+    (some fold's ``female_test``/``male_test`` would be empty; persons are dealt round-robin within
+    each gender, so ``folds <= women`` and ``folds <= men`` is exactly what fills them), or a fold
+    with no training or validation person. Every command that runs fold runs calls it (through
+    :func:`check_fold_plans`) before any run folder is written or any run queued."""
+    key = (_dataset_key(dataset), spec)
+    if key in _CHECKED:
+        return plan_for(dataset, spec)
+    p = persons(dataset)
+    k_ = spec.folds
+    for g in ("female", "male"):
+        n = int((p.gender == g).sum())
+        if n < k_:
+            one, many = _NOUNS[g]
+            raise ValueError(f"folds={k_}: the benchmark has {n} {one if n == 1 else many} of {len(p)} persons; "
+                             f"every fold's {g}_test needs at least one, so folds must be <= {n}")
+    plan = plan_for(dataset, spec)
+    for k in range(k_):
+        role = plan.role(k)
+        for need in ("train", "validation"):
+            if not (role == need).any():
+                raise ValueError(f"folds={k_}: fold {k} would have no {need} person ({len(p)} persons in all); "
+                                 "use fewer folds or a larger benchmark")
+    _CHECKED.add(key)
+    return plan
+
+
+def check_fold_plans(configs, data=None) -> None:
+    """:func:`check_plan` for every distinct (dataset, fold spec) of ``configs`` (run configs, as
+    objects or JSON; test-protocol ones are skipped). ``data``: the DatasetDict the runs train on,
+    or a function returning it (a worker's loader), or None: each config's ``dataset`` path (None:
+    the embedded release)."""
+    seen: dict[tuple, FoldSpec] = {}
+    for c in configs:
+        spec = spec_of(c)
+        if spec is not None:
+            path = c.get("dataset") if isinstance(c, Mapping) else getattr(c, "dataset", None)
+            seen.setdefault((None if data is not None else path, spec), spec)
+    loaded: dict = {}
+    for (path, _), spec in seen.items():
+        if path not in loaded:
+            if data is None:
+                from relext.data import load_dataset_dict
+
+                loaded[path] = load_dataset_dict(path)
+            else:
+                loaded[path] = data() if callable(data) else data
+        check_plan(loaded[path], spec)

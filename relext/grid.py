@@ -202,6 +202,7 @@ def run_grid(
     written before the first run, and a folder whose plan differs is refused unless ``amend_plan``
     says why it changes.
     """
+    from relext.crossfit import check_fold_plans
     from relext.grid_exec import checked_configs, eval_current, eval_settings, refuse_other_finished_runs, run_one
     from wgbcore.executor import ExecutorConfig, Task, run_tasks
 
@@ -212,12 +213,11 @@ def run_grid(
     if executor.kind != "serial" and dataset is not None:
         raise ValueError(f"the {executor.kind} executor re-loads the data in each worker: give it by its "
                          "path (the config's dataset, or dataset_loader), not as an in-memory dataset")
-    # every run's config is built and checked first: a bad name, field or value fails here,
-    # before grid.json is written or any run starts
-    runs = config.runs()
+    runs = config.runs()  # every run's config and the fold plan checked first: before grid.json or any run
     train_configs = checked_configs(runs, lambda r: make_config(
         encoder=r.encoder, selector=r.selector, seed=r.seed, epochs=config.epochs, **config.train_overrides,
         **config.fold_overrides(r)))
+    check_fold_plans(train_configs.values(), dataset if dataset is not None else dataset_loader)
     refuse_other_finished_runs({r.name: config.run_dir(out, r) for r in runs}, train_configs)
     if design:   # a grid that decides claims is pre-registered (a study on the grid registers its own plan)
         from relext.studies.plan import grid_plan, register

@@ -98,6 +98,10 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
             else [(replace(cfg, fold=i), run_dir / f"fold{i}") for i in range(k)]
         for c, _ in plan:
             c.validate()
+        if k is not None:   # every fold's persons and test splits, before any fold trains
+            from relext.crossfit import check_fold_plans
+
+            check_fold_plans([plan[0][0]])
         hold_lock(run_dir, "run")  # training and the predictions after it: one writer
         for c, d in plan:
             out = train(c, d, progress=not quiet)

@@ -200,9 +200,20 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
     out = Path(out)
     make = make_config_for(config)
     grid = config.grid_config()  # every run's config checked: bad names, fields, values fail before any work
-    checked_configs(grid.runs(), lambda r: make(encoder=r.encoder, selector=r.selector, seed=r.seed,
-                                                epochs=config.epochs, **config.train_overrides,
-                                                **grid.fold_overrides(r)))
+    configs = checked_configs(grid.runs(), lambda r: make(encoder=r.encoder, selector=r.selector, seed=r.seed,
+                                                          epochs=config.epochs, **config.train_overrides,
+                                                          **grid.fold_overrides(r)))
+    loader = None
+    if config.train_articles is not None and dataset is not None:
+        dataset = subsample_train(dataset, config.train_articles, seed=config.subsample_seed)
+    elif config.train_articles is not None:  # each worker loads and cuts the data itself
+        import functools
+
+        loader = functools.partial(subsampled_dataset, config.train_overrides.get("dataset"),
+                                   config.train_articles, config.subsample_seed)
+    from relext.crossfit import check_fold_plans
+
+    check_fold_plans(configs.values(), dataset if dataset is not None else loader)  # the whole fold plan, first
     from relext.studies.plan import register, study_plan
 
     planned = grid.runs()
@@ -214,14 +225,6 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
         done.unlink()  # a rerun (e.g. with more seeds) is not done until it finishes
     atomic_write_json(out / "study.json", config.to_dict())
     atomic_write_json(out / "variants.json", describe_variants(config.variants))
-    loader = None
-    if config.train_articles is not None and dataset is not None:
-        dataset = subsample_train(dataset, config.train_articles, seed=config.subsample_seed)
-    elif config.train_articles is not None:  # each worker loads and cuts the data itself
-        import functools
-
-        loader = functools.partial(subsampled_dataset, config.train_overrides.get("dataset"),
-                                   config.train_articles, config.subsample_seed)
     t0 = time.time()
     summary = run_grid(grid, out, train_fn=train_fn, make_config=make,
                        predict_fn=predict_fn, dataset=dataset, progress=progress, plots=plots, train=train,

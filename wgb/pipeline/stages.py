@@ -76,9 +76,13 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
     cfg.validate()
     s = cfg.settings()
     out = Path(out_dir)
-    _record_study(out, cfg, s)
     t_start = time.perf_counter()
     dataset = wikigenderbias.load(path=cfg.dataset)
+    if cfg.crossfit:   # every fold of the plan can train and be judged, before any folder is written
+        from relext.crossfit import FoldSpec, check_plan
+
+        check_plan(dataset, FoldSpec(folds=cfg.folds, fold_seed=cfg.fold_seed))
+    _record_study(out, cfg, s)
     _check_data(out, cfg, dataset)  # finished stages are reused only over the same rows
     variants = cfg.variants()
     seeds = cfg.all_seeds()
