@@ -126,6 +126,9 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
         QUICK["train_articles"] if quick else None)
     try:
         config = DebiasStudyConfig(**kwargs)
+        from wgb.errors import hold_lock
+
+        hold_lock(out, "study folder")   # one writer of OUT: a second study on it is refused, naming the holder
         summary = run_study(config, out, progress=not quiet, train=not no_train, executor=executor,
                             amend_plan=amend_plan)
     except (ValueError, FileNotFoundError) as exc:

@@ -166,6 +166,9 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
                             bootstrap_seed=bootstrap_seed,
                             runs_dir=str(runs_dir) if runs_dir else None,
                             folds=resolve_folds(protocol, folds), fold_seed=fold_seed)
+        from wgb.errors import hold_lock
+
+        hold_lock(out, "study folder")   # one writer of OUT: a second grid on it is refused, naming the holder
         summary = run_grid(config, out, keep_going=not fail_fast, plots=not no_plots,
                            train=not no_train, executor=executor, amend_plan=amend_plan)
     except (ValueError, TypeError) as exc:

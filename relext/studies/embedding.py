@@ -108,19 +108,37 @@ def study_embedding_bias(runs: dict[tuple[str, int], Path], *, n_permutations: i
         per.setdefault(variant, []).append(run_embedding_bias(d, n_permutations=n_permutations))
     out = {}
     for v, rs in per.items():
+        missing: list[str] = []
+        names = [r["run"] for r in rs]
+
         def mean(stage, key):
-            return float(np.mean([r[stage][key] for r in rs]))
+            return present_mean([r[stage].get(key) for r in rs], f"{stage} {key}", names, missing)
 
         def weat(stage, test):
-            return float(np.mean([r[stage]["weat"][test]["effect_size"] for r in rs]))
+            return present_mean([((r[stage].get("weat") or {}).get(test) or {}).get("effect_size") for r in rs],
+                                f"{stage} WEAT {test} effect size", names, missing)
 
         tests = sorted(rs[0]["initial"]["weat"])
-        out[v] = {"n_runs": len(rs), "runs": [r["run"] for r in rs],
+        out[v] = {"n_runs": len(rs), "runs": names,
                   **{f"{stage}_{key}": mean(stage, key) for stage in ("initial", "trained")
                      for key in ("direct_bias_removed_direction", "direct_bias_own_direction")},
                   "weat_effect_size": {t: {"initial": weat("initial", t), "trained": weat("trained", t)}
                                        for t in tests}}
+        if missing:
+            out[v]["missing"] = missing
     return out
+
+
+def present_mean(values: Sequence[Any], what: str, runs: Sequence[str], notes: list[str]) -> float | None:
+    """Mean of the values a run has: a figure saved as null (JSON's NaN, e.g. a WEAT test whose
+    words the vocabulary lacks) or NaN is missing, not zero; each missing one is said in ``notes``
+    (the figure, how many runs, which). None when no run has it."""
+    ok = [float(x) for x in values if x is not None and np.isfinite(float(x))]
+    gone = [r for r, x in zip(runs, values) if x is None or not np.isfinite(float(x))]
+    if gone:
+        notes.append(f"{what}: missing (null) in {len(gone)} of {len(values)} runs ({', '.join(gone)}); "
+                     + ("the mean is over the others" if ok else "no run has it"))
+    return float(np.mean(ok)) if ok else None
 
 
 # --------------------------------------------------------------------------------------------

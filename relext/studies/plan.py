@@ -209,6 +209,11 @@ def register(out: str | Path, plan: dict, *, runs_finished: int, n_runs: int, am
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     history = []
     if have is not None:
+        was = have.get("protocol") or ("test" if have.get("folds") is None else "crossfit")
+        if was != plan.get("protocol", was):   # never amended: the runs of two protocols would mix in runs/
+            raise ValueError(f"{out / PLAN_FILE}: this folder holds a study under --protocol {was}; this command "
+                             f"asks for --protocol {plan.get('protocol')}, and two protocols never share a folder "
+                             "(not even with --amend-plan): use another OUT")
         diff = first_difference(have, plan)
         if not diff:
             return have

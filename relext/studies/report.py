@@ -11,16 +11,23 @@ __all__ = ["study_document", "embedding_bias_table", "plan_paragraph"]
 
 def embedding_bias_table(doc, rep: dict[str, Any]):
     """Direct bias and WEAT before -> after training, one row per variant."""
-    rows = []
+    def f(x, digits):   # a figure no run has (saved as null) shows as missing, never as a number
+        return "missing" if x is None else f"{x:.{digits}f}"
+
+    rows, notes = [], []
     for v, r in rep.items():
         t = next(iter(r["weat_effect_size"]), None)
         w = r["weat_effect_size"][t] if t else None
         rows.append([v, str(r["n_runs"]),
-                     f"{r['initial_direct_bias_removed_direction']:.3f} -> {r['trained_direct_bias_removed_direction']:.3f}",
-                     f"{r['initial_direct_bias_own_direction']:.3f} -> {r['trained_direct_bias_own_direction']:.3f}",
-                     f"{t}: {w['initial']:.2f} -> {w['trained']:.2f}" if w else "-"])
-    return doc.table(["variant", "runs", "direct bias, removed direction: initial -> trained",
-                      "own direction: initial -> trained", "WEAT d (first test): initial -> trained"], rows)
+                     f"{f(r['initial_direct_bias_removed_direction'], 3)} -> {f(r['trained_direct_bias_removed_direction'], 3)}",
+                     f"{f(r['initial_direct_bias_own_direction'], 3)} -> {f(r['trained_direct_bias_own_direction'], 3)}",
+                     f"{t}: {f(w['initial'], 2)} -> {f(w['trained'], 2)}" if w else "-"])
+        notes += [f"{v}: {n}" for n in r.get("missing", [])]
+    table = doc.table(["variant", "runs", "direct bias, removed direction: initial -> trained",
+                       "own direction: initial -> trained", "WEAT d (first test): initial -> trained"], rows)
+    if notes:
+        doc.para("Missing figures (saved as null, left out of the means): " + "; ".join(notes) + ".")
+    return table
 
 
 def _mean_abs_gap(c: dict, metric: str = "f1") -> float:
