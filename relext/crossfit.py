@@ -24,6 +24,12 @@ the held-out persons' text and given entities, never their labels (tested by scr
 A run is a fold run when its config sets ``folds`` and ``fold`` (:class:`relext.train.ExtractorConfig`);
 ``entity_counts.npz`` of a fold run carries each held-out person's ``fold`` and ``population``,
 and the design layer joins the K fold runs of one seed into one prediction of every person.
+
+**The whole plan first.** Every command that runs fold runs (``re train``, ``re grid``,
+``re debias-grid``, ``wgb run`` under ``--protocol crossfit``) checks every fold of the plan with
+:func:`check_plan` (through :func:`check_fold_plans`) before it writes a folder or queues a run: a
+plan with fewer women or men than folds, or a fold without training or validation persons, is one
+line naming ``folds`` and the count, never a fold trained in full before the next one fails.
 """
 from __future__ import annotations
 
