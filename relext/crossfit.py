@@ -341,6 +341,8 @@ def parse_protocol(protocol: str, folds: int | None) -> int | None:
 # --------------------------------------------------------------------------------------------
 _NOUNS = {"female": ("woman", "women"), "male": ("man", "men")}
 _CHECKED: set[tuple] = set()
+_LOADERS_CHECKED: list[tuple] = []     # (loader, spec): kept alive, so identity is never reused
+_PATHS_CHECKED: set[tuple] = set()     # (benchmark path, spec) checked in this process
 
 
 def check_plan(dataset, spec: FoldSpec) -> FoldPlan:
@@ -385,6 +387,10 @@ def check_fold_plans(configs, data=None) -> None:
             seen.setdefault((None if data is not None else path, spec), spec)
     loaded: dict = {}
     for (path, _), spec in seen.items():
+        if callable(data) and any(d is data and s == spec for d, s in _LOADERS_CHECKED):
+            continue   # this loader's data passed already (a study checks, then its grid): not loaded twice
+        if (data is None and (path, spec) in _PATHS_CHECKED):
+            continue
         if path not in loaded:
             if data is None:
                 from relext.data import load_dataset_dict
@@ -393,3 +399,7 @@ def check_fold_plans(configs, data=None) -> None:
             else:
                 loaded[path] = data() if callable(data) else data
         check_plan(loaded[path], spec)
+        if callable(data):
+            _LOADERS_CHECKED.append((data, spec))
+        elif data is None:
+            _PATHS_CHECKED.add((path, spec))

@@ -110,3 +110,20 @@ def test_every_fold_command_refuses_the_plan_before_any_run_folder(make, bench, 
     assert message in r.output and "folds must be <=" in r.output
     assert r.output.strip().count("\n") == 0, r.output          # one line
     assert not out.exists(), sorted(p.name for p in out.rglob("*"))   # nothing written, nothing queued
+
+
+def test_a_loader_whose_plan_passed_is_not_loaded_again():
+    """A study checks its plan, then its grid does: the data of a worker's loader is loaded once."""
+    ds = persons_dataset(**FULL, male_test=(0, 2), female_test=(2, 0))
+    calls = []
+
+    def loader():
+        calls.append(1)
+        return ds
+
+    configs = [{"folds": 2, "fold": k, "fold_seed": 0} for k in range(2)]
+    check_fold_plans(configs, loader)
+    check_fold_plans(configs, loader)
+    assert len(calls) == 1
+    check_fold_plans([{**c, "folds": 3} for c in configs[:1]], loader)    # another spec: checked anew
+    assert len(calls) == 2
