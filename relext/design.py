@@ -45,26 +45,30 @@ by up to sqrt(3) when it dominates. So ``J = V_c - V_s - V_e`` estimates ``sigma
 E)``). :func:`interaction_correction` takes ``J = max(V_c - V_s - V_e, 0)`` and
 ``V = max(V_s + V_e - J, J)`` (the variance is at least the interaction's), and rescales the
 crossed replicates around the point estimate by sqrt(V / V_c): the corrected combined replicates
-give the standard error (``Estimate.ci_crossed`` keeps the crossed interval). The known-answer simulations of ``tests/relext/test_design.py`` check nominal coverage.
+give the standard error (``Estimate.ci_crossed`` keeps the crossed interval). The known-answer
+simulations of ``tests/relext/test_design.py`` check that variance.
 
 **Tests: studentized, with a small-sample reference for the seeds.** The bootstrap estimates the
 variance; it does not make the p-value. A statistic's test is ``t = value / se`` (``se`` the
-corrected combined standard error) against Student's t with the Welch-Satterthwaite degrees of
-freedom ``df = (S - 1) (V / V_s)^2`` (:func:`seed_df`): the seed-only variance ``V_s`` is
-estimated from S seed values (S - 1 df), the persons' part from thousands of persons (df taken as
-infinite). When the seeds dominate the reference is t with S - 1 df (Student's t over the seeds:
-with 3 seeds the 97.5% quantile is 4.30, not 1.96), when the persons dominate it is the normal.
-Intervals are ``value -/+ t_df * se`` at any level (:meth:`Estimate.interval`), so the interval at
-a claim's corrected level excludes 0 exactly when the claim is decided, and a p-value far in the
-tail (Holm's alpha/m, an intersection-union claim's alpha/(m k)) comes from the t distribution, not
-from counting the few replicates that fall beyond 0 (a percentile bootstrap over 3-5 seed values
-cannot reach beyond their range). The known-answer simulations of ``tests/relext/test_calibration.py``
-check the type-I error at Holm's levels for 3, 5 and 10 seeds, with and without an interaction and
-in the seed-dominated case; the percentile interval of the corrected replicates is kept for
-display (``Estimate.ci_percentile``). Holm (family-wise error) or Benjamini-Hochberg (false
-discovery rate) across a family of tests. A test is *flagged* only when its adjusted p-value is
-below ``alpha``; an estimate from fewer than 3 seeds or with a zero standard error is *degenerate*
-and never flags.
+corrected combined standard error) against the seed reference of :mod:`relext.design_reference`:
+the seed-only variance ``V_s`` is estimated from S seed values (S - 1 df), the persons' part from
+hundreds or thousands of persons (t with the smaller gender's persons less its strata as df). The
+test at level alpha spends a tenth of it on an upper confidence bound of the seed share and takes
+the largest tail up to that bound: Student's t with S - 1 df where the seeds may dominate (with 3
+seeds the 97.5% quantile is 4.30, not 1.96), the normal where the persons do. A plug-in
+Welch-Satterthwaite df (``Estimate.df``, :func:`seed_df`) is kept for display only: it trusts the
+normal exactly when a small seed spread is small by chance, and rejects true nulls at Holm's
+levels many times too often with 3 seeds. Intervals are ``value -/+ critical * se`` at any level
+(:meth:`Estimate.interval`), so the interval at a claim's corrected level excludes 0 exactly when
+the claim is decided, and a p-value far in the tail (Holm's alpha/m, an intersection-union claim's
+alpha/(m k)) never comes from counting the few replicates beyond 0. The known-answer simulations
+of ``tests/relext/test_calibration.py`` (and :mod:`relext.design_calibration`) check the type-I
+error at Holm's levels for 3, 5 and 10 seeds, with and without an interaction and in the
+seed-dominated case; the corrected replicates' percentile interval is kept for display
+(``Estimate.ci_percentile``). Holm (family-wise error) or Benjamini-Hochberg (false discovery
+rate) across a family of tests. A test is *flagged* only when its adjusted p-value is below
+``alpha``; an estimate from fewer than 3 seeds or with a zero standard error is *degenerate* and
+never flags.
 
 **Verdicts** of directional claims (:func:`verdicts`, :mod:`relext.design_verdicts`):
 ``supported`` (significant after the correction, in the claimed direction), ``contradicted``
@@ -72,7 +76,7 @@ and never flags.
 intersection-union test (each member at level alpha; p = the largest member p). Each verdict
 carries its interval at the level the correction tested it at, and, when undecided, the minimum
 detectable effect (80% power, at the Bonferroni level alpha/m, Holm's first step) and what would
-decide it: more seeds (how many; the t quantiles at the df that many seeds give), more articles (how
+decide it: more seeds (how many; the seed reference at that many seeds), more articles (how
 many times the persons), either or both. As seeds grow the variance falls to sigma_E^2/E = V_e - J,
 the floor no seed count passes.
 """
@@ -94,8 +98,8 @@ from wikigenderbias.schema import RELATIONS
 
 MODES = ("combined", "seed", "entity")
 #: The version of the inference rules (a committed verdict made under another version is stale):
-#: 1 = percentile-bootstrap p-values; 2 = studentized p-values and intervals, t reference with
-#: Welch-Satterthwaite df (issue #38).
+#: 1 = percentile-bootstrap p-values; 2 = studentized p-values and intervals against the seed
+#: reference of :mod:`relext.design_reference` (issue #38).
 DESIGN_VERSION = 2
 #: Fewest seeds for a test: fewer give no usable estimate of the seed variance.
 MIN_SEEDS = 3

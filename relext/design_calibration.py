@@ -62,8 +62,8 @@ class Simulated:
         """The design layer's test at ``level`` (:func:`relext.design_reference.rejects`)."""
         from relext.design_reference import rejects
 
-        return rejects(self.t(), level, np.minimum(self.var_seed, self.var), self.var - np.minimum(self.var_seed, self.var),
-                       self.n_seeds, self.df_entity)
+        v_seed = np.minimum(self.var_seed, self.var)
+        return rejects(self.t(), level, v_seed, self.var - v_seed, self.n_seeds, self.df_entity)
 
     def rejects_plugin(self, level: float) -> np.ndarray:
         """The plug-in Welch-Satterthwaite t test at ``level`` (what the layer does not use)."""

@@ -63,8 +63,9 @@ class Estimate:
 
     def interval(self, confidence: float) -> list[float]:
         """The combined interval at another confidence level (e.g. a multiplicity-adjusted one):
-        ``value -/+ t_df * se`` (the normal's quantile without ``df``), the interval that excludes 0
-        exactly when ``p_value`` is below ``1 - confidence``; never the stored ``ci`` at a level it
+        ``value -/+ critical * se`` with the seed reference's critical value
+        (:func:`reference_critical`), the interval that excludes 0 exactly when ``p_value`` is below
+        ``1 - confidence``; never the stored ``ci`` at a level it
         was not computed at (NaN when nothing else is known)."""
         if self.degenerate and not np.all(np.isfinite(self.ci)):
             return list(self.ci)
