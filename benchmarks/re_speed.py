@@ -16,6 +16,8 @@ median of the pairs' ratios (OpenNRE epoch / ours; wall and CPU seconds), with t
     python benchmarks/re_speed.py --models '' --threads 1
     OMP_WAIT_POLICY=PASSIVE python benchmarks/re_speed.py --models '' --threads 2 --out benchmarks/results/re_speed_2t
     python benchmarks/re_speed.py --models pcnn:attention --no-opennre
+    # our PCNN with the gather convolution against OpenNRE (issue 39's goal: >= 10x at 2 threads)
+    python benchmarks/re_speed.py --models '' --threads 2 --ours-impl gather --out benchmarks/results/re_speed_gather_2t
     python benchmarks/re_speed.py --models rnn:attention,birnn:attention --no-opennre --out benchmarks/results/re_speed_rnn
     # the GRU encoders with PCNN before and after them in the same run (the committed re_speed_gru)
     python benchmarks/re_speed.py --models pcnn:attention,rnn:attention,birnn:attention,pcnn:attention \
@@ -241,6 +243,8 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", type=int, default=5,
                     help="timed ours/OpenNRE epoch pairs, alternating which goes first (default 5)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--ours-impl", choices=("dense", "gather"), default=None,
+                    help="our PCNN's convolution in the OpenNRE pairs (conv_impl; default: the trainer's)")
     ap.add_argument("--batches", type=int, default=None,
                     help="time only the first N batches of each epoch and extrapolate (labelled)")
     ap.add_argument("--out", default=str(HERE / "results" / "re_speed"))
@@ -289,6 +293,7 @@ def main(argv=None) -> int:
     if args.pairs < 1 or args.warmup < 0 or args.epochs < 1:
         ap.error("--pairs and --epochs must be >= 1, --warmup >= 0")
     results["batches"] = args.batches
+    results["ours_impl"] = args.ours_impl
     onre_sels = [] if args.no_opennre else [s for s in args.opennre_selectors.split(",") if s]
     results["warmup_epochs"] = args.warmup
     with tempfile.TemporaryDirectory() as tmp:
@@ -299,7 +304,7 @@ def main(argv=None) -> int:
         for sel in onre_sels:
             if args.batches:
                 ap.error("--batches does not apply to the OpenNRE pairs (whole epochs only); add --no-opennre")
-            ours = OursTrainer(prepared, vocab, vectors, "pcnn", sel)
+            ours = OursTrainer(prepared, vocab, vectors, "pcnn", sel, impl=args.ours_impl)
             peer = OpenNRETrainer(path, vocab, vectors, sel)
             def record(res, sel=sel):
                 results.setdefault("vs_opennre", {})[f"pcnn+{sel}"] = res
