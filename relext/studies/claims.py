@@ -1,7 +1,7 @@
 """The paper's claims as tests with verdicts (Gaut et al. 2020), on the study-design layer.
 
 Every claim is a directional statement about a statistic of seed-averaged metrics, estimated with
-the two-level (seed x entity) bootstrap of :mod:`relext.design`, paired across variants, with
+the two-level (seed x entity) bootstrap of :mod:`wgbstats.design`, paired across variants, with
 Holm's correction across the family of claims of one study. ``G(v)`` is the mean over the four
 relations of ``|F1 gap|`` of variant ``v``, the absolute value taken of the seed-averaged gap.
 
@@ -9,7 +9,7 @@ Claims are worded as the paper words them, and each ``source`` quotes it (ACL 20
 "Experimental Setup"). A claim about every member of a set ("spouse has the largest gap": larger
 than each other relation; "... throughout all combinations of debiasing options") is an
 *intersection-union* test: each member's statistic at level alpha, p = the largest member p
-(:func:`relext.design.intersection_union`), never a test of the minimum over noisy gaps (biased
+(:func:`wgbstats.design.intersection_union`), never a test of the minimum over noisy gaps (biased
 towards zero). "Every variant" ranges over the paper's variants only (none, cda, anonymize,
 hard_debias and their combinations, :func:`is_paper_variant`); the toolkit's controls (e.g.
 ``duplicate``, hard_debias options) are reported beside such a claim (``extra["controls"]``),
@@ -34,7 +34,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from relext.design import (
+from wgbstats.design import (
     MIN_SEEDS, Claim, Design, Estimate, StudyCounts, Verdict, flags, iut_claim, verdicts,
 )
 from relext.studies.claims_text import (  # noqa: F401 - the tables' names, re-exported for callers
@@ -471,8 +471,9 @@ def grid_design_report(runs: Mapping[tuple[str, int], Path], *, rules: Sequence[
     out: dict = {"design": {"unit": "seeds x test entities (crossed); entities resampled within gender "
                                     "(and fold); interaction counted once",
                             "n_resamples": n_resamples, "alpha": alpha, "claims_correction": "holm",
-                            "claims_reference": "studentized: value / se against Student's t with "
-                                                "Welch-Satterthwaite df (S - 1 when the seeds dominate; relext.design)",
+                            "claims_reference": ("studentized: value / se against the seed reference (Student's t(S - 1) "
+                                "where the seeds may dominate, t with the persons' df where they cannot, "
+                                "a Berger-Boos bound on the seed share between; design version 2)"),
                             "claims_test": "intersection-union for claims about every member of a set",
                             "gap_flags_correction": "benjamini-hochberg", "bootstrap_seed": seed},
                  "gaps": {}}

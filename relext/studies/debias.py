@@ -303,8 +303,9 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
                            "once (relext.design)",
                    "n_resamples": n_resamples, "alpha": alpha, "claims_correction": "holm",
                    "claims_interval": "at the level Holm tested each claim at (1 - alpha/(m - k))",
-                   "claims_reference": "studentized: value / se against Student's t with Welch-Satterthwaite df "
-                                               "(S - 1 when the seeds dominate; relext.design)",
+                   "claims_reference": ("studentized: value / se against the seed reference (Student's t(S - 1) "
+                       "where the seeds may dominate, t with the persons' df where they cannot, "
+                       "a Berger-Boos bound on the seed share between; design version 2)"),
                    "claims_test": "intersection-union for claims about every member of a set",
                    "paper_variants": [v for v in variants if is_paper_variant(v)],
                    "controls": [v for v in variants if not is_paper_variant(v)],
