@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from wgb import cli_data_build
+from wgb import cli_data_build, cli_data_groups
 from wgb.errors import OutputPath
 
 _DATASET_HELP = "Benchmark folder (default: the embedded WikiGenderBias release)."
@@ -151,3 +151,4 @@ def convert_release_cmd(release: str, out_dir: str, overwrite: bool) -> None:
 for _cmd in (info, stats, export, refresh_card_cmd, convert_release_cmd):
     data.add_command(_cmd)
 cli_data_build.register(data)
+cli_data_groups.register(data)
