@@ -36,6 +36,32 @@ def data_stats() -> str:
             f"(`{src}`).")
 
 
+def groups_release(src: str = "results/groups/release/cells.json") -> str:
+    """The dataset card's cell counts of the release's person-level groups (scripts/groups_release.py)."""
+    d = _load(src)
+
+    def table(name: str, label: str) -> list[str]:
+        cells = d["cells"][name]
+        rows = [g for g in cells if g == "total" or cells[g]["total"]]
+        cols = list(cells["total"])
+        out = [f"| {label} | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        return out + ["| " + " | ".join([g, *(f"{cells[g][c]:,}" for c in cols)]) + " |" for g in rows]
+
+    cov, unk = d["coverage"], d["unknown"]
+    spot = d["spot_check"]["tally"]
+    return "\n".join([
+        f"{d['persons']:,} persons, {cov['distinct_places']:,} distinct birthplaces; a country for "
+        f"{cov['persons_with_country']:,} persons ({cov['share_with_country']:.1%}), a region for "
+        f"{cov['persons_with_region']:,} ({cov['share_with_region']:.1%}); unknown (counted, never dropped): era "
+        f"{unk['era']:,}, country {unk['country']:,}, region {unk['region']:,} persons. A spot check of "
+        f"{d['spot_check']['n']} random birthplaces: {spot['correct']} correct, {spot['wrong']} wrong, "
+        f"{spot['unmapped']} unmapped. Persons whose gender is neither female nor male: "
+        f"{sum(v['total'] for g, v in d['cells']['gender_x_era'].items() if g not in ('female', 'male', 'total')):,}.",
+        "",
+        *table("gender_x_era", "gender \\ birth era"), "", *table("gender_x_region", "gender \\ region"), "",
+        *table("gender_x_north_south", "gender \\ Global North/South"), "", f"(`{src}`)"])
+
+
 def _claims_table(claims: list[dict], halves: list[dict] | None, plan: dict | None = None) -> list[str]:
     """A study's claims; ``plan``: the look's status (``plan`` of its claims table): interim claims
     say "interim (k of n seeds): not decided", an exploratory study's verdicts say so."""
@@ -321,9 +347,9 @@ from readme_blocks_headline import BLOCKS as HEADLINE_BLOCKS  # noqa: E402
 from readme_blocks_docs import BLOCKS as DOCS_BLOCKS  # noqa: E402
 from withdraw_wgb_run import markdown as withdrawn_markdown, notice as withdrawn_notice  # noqa: E402
 
-BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **DOCS_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-crossfit": wgb_run_crossfit, "wgb-run-quick": wgb_run_quick, "wgb-run-withdrawn": withdrawn_markdown, "anonymize-label-blind": anonymize_label_blind,
+BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **DOCS_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-crossfit": wgb_run_crossfit, "wgb-run-quick": wgb_run_quick, "wgb-run-withdrawn": withdrawn_markdown, "anonymize-label-blind": anonymize_label_blind, "groups-release": groups_release,
           "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
-FILES = ["README.md", "results/re_debias/README.md", "results/re_grid/README.md",
+FILES = ["README.md", "wikigenderbias/data/wikigenderbias/README.md", "results/re_debias/README.md", "results/re_grid/README.md",
          "results/re_grid_cnn_pcnn/README.md", "results/wgb_run/WITHDRAWN.md"]
 
 

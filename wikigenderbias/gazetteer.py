@@ -21,7 +21,9 @@ the result's ``level``):
    (``ambiguous`` is then the number of countries its namesakes lie in);
 5. ``city_alternate``: a Latin-script alternate name of a place with population >= 15000
    (most populous match);
-6. ``context``: "Place, Context": the last comma part resolved by rules 1-3 (or the one before it),
+6. ``context``: "Place, Context": the last comma part resolved by rules 1-3 (or the one before it;
+   a context that names both a country and another country's subdivision is the subdivision,
+   "Roopville, Georgia", unless only the country has a place named like the first part),
    else the first part by rules 1-5, else a context part by rules 4-5;
 7. ``stripped``: the name without "County ", "Kingdom of ", " Castle", " Palace", " District",
    " State" ... resolved by rules 1-5;
@@ -170,6 +172,18 @@ class Gazetteer:
                                f"subdivision {self.subdivision_code[key]} (ISO 3166-2)")
         return None
 
+    def _context(self, place: str, ctx: str, first: str) -> Place | None:
+        """Rules 1-3 on a context part, where a name that is both a country and another country's
+        subdivision ("Roopville, Georgia") is the subdivision unless only the country has a place
+        named like the first part ("Batumi, Georgia")."""
+        country, subs = self.countries.get(ctx), self.subdivisions.get(ctx)
+        if ctx not in self.curated and country and subs and len(subs) == 1 and country not in subs:
+            named_in = {cc for _, cc in self.cities.get(first, [])}
+            if not (country in named_in and not subs & named_in):
+                return self._place(place, next(iter(subs)), "subdivision",
+                                   f"subdivision {self.subdivision_code[ctx]} (ISO 3166-2; also a country name)")
+        return self._admin(place, ctx)
+
     def _named(self, place: str, key: str) -> Place | None:
         """Rules 1-5 on one name."""
         hit = self._admin(place, key)
@@ -202,7 +216,7 @@ class Gazetteer:
             parts = [key, normalize(paren.group(1))]
         if len(parts) > 1:
             for ctx in reversed(parts[1:]):
-                hit = self._admin(place, ctx)
+                hit = self._context(place, ctx, parts[0])
                 if hit is not None:
                     return self._place(place, hit.country, "context", f"context {ctx!r}: {hit.derivation}",
                                        region=hit.region if hit.country is None else None,

@@ -42,6 +42,8 @@ def test_era_bins_default_custom_and_errors():
     ("Austria-Hungary", None, "Europe", "North", "curated"),
     ("Soviet Union", None, "unknown", "unknown", "curated"),
     ("Xyzzy Plugh", None, "unknown", "unknown", "unknown"),
+    ("Statesboro, Georgia", "US", "Northern America", "North", "context"),   # the US state, not the country
+    ("Batumi, Georgia", "GE", "Asia", "South", "context"),                  # a place only the country has
 ])
 def test_gazetteer_rules(place, country, region, ns, level):
     p = gazetteer().resolve(place)
