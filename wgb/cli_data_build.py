@@ -56,12 +56,15 @@ def _load_config_file(path: str) -> dict:
 @click.option("--test", type=float, default=None, help="Test share, divided into male_test/female_test. [default: 0.1]")
 @click.option("--balance-test/--no-balance-test", default=None, help="Equal female and male test heads. [default: yes]")
 @click.option("--seed", type=int, default=None, help="Split seed. [default: 0]")
+@click.option("--wikidata-genders", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Wikidata P21 file: one person a line, title (or DBpedia IRI) TAB value (QID or label); its values "
+                   "replace DBpedia's (wikigenderbias.genders).")
 @click.option("--overwrite", is_flag=True, default=False, help="Replace an existing --out folder.")
 @click.option("--no-resume", is_flag=True, default=False, help="Ignore parts finished by an interrupted run.")
 @click.option("--quiet", is_flag=True, default=False, help="No progress bars.")
 def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_address, require, relations,
               na_facts, pronouns, require_head, year_mentions, train, validation, test, balance_test, seed, overwrite,
-              no_resume, quiet) -> None:
+              no_resume, quiet, wikidata_genders=None) -> None:
     """Build WikiGenderBias from DBpedia + Wikipedia dumps by distant supervision."""
     from wikigenderbias.build import BuildConfig, build
     from wikigenderbias.dbpedia import DumpError
@@ -77,7 +80,7 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
     if out:
         cfg["out"] = out
     for key, val in (("workers", workers), ("executor", executor), ("dask_address", dask_address),
-                     ("require", _split_list(require))):
+                     ("require", _split_list(require)), ("wikidata_genders", wikidata_genders)):
         if val is not None:
             cfg[key] = val
     if overwrite:
@@ -119,6 +122,11 @@ def build_cmd(dbpedia, wikipedia, out, config_file, workers, executor, dask_addr
     click.echo(f"wrote {result.folder}")
     click.echo(f"persons: {rep['persons']['indexed']} indexed, {rep['persons']['with_article']} with an article, "
                f"{rep['persons']['with_examples']} with examples")
+    gen = rep.get("genders") or {}
+    if gen:
+        click.echo("genders (every value kept): " + ", ".join(f"{k} {v}" for k, v in gen["indexed"].items() if v)
+                   + f" indexed; {gen['outside_binary_splits']} with examples outside the binary splits"
+                   + (f" ({gen['outside_binary_splits_file']})" if gen["outside_binary_splits"] else ""))
     for split_name, c in rep.get("counts", {}).items():
         g = c.get("entities_by_gender", {})
         rel = c.get("sentences_by_relation", {})

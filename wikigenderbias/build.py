@@ -47,6 +47,7 @@ from wgbcore.provenance import package_version
 from wikigenderbias.dbpedia import DumpError, FactIndex, Issues, PersonFacts, progress_disabled, read_facts
 from wikigenderbias.distant import DistantConfig
 from wikigenderbias.executors import process_part, run_dask, run_pool
+from wikigenderbias.genders import BINARY, GENDER_CLASSES, gender_class, read_wikidata_genders
 from wikigenderbias.export import remove_stale_temp, without_located
 from wikigenderbias.multistream import is_index
 from wikigenderbias.parts import (PartResult, PartSpec, PartSummary, cache_dir, load_part, merged_records, part_key,
@@ -59,6 +60,8 @@ __all__ = ["BuildConfig", "BuildResult", "PartResult", "PartSummary", "EXECUTORS
            "process_part", "expand_inputs"]
 
 EXECUTORS = ("processes", "dask")
+#: Entity records of the persons whose gender is neither female nor male (kept, outside the splits).
+OTHER_GENDERS_FILE = "other_genders.jsonl"
 
 
 @dataclass
@@ -78,6 +81,7 @@ class BuildConfig:
     resume: bool = True              # reuse finished parts from <out>.parts/
     progress: bool | None = None     # None = bars only on a TTY
     issue_limit: int = 5
+    wikidata_genders: str | None = None  # a Wikidata P21 file (wikigenderbias.genders): person <TAB> value
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -206,6 +210,7 @@ class _Passes:
 
     report: dict
     heads: list[dict]   # {"entity_id", "gender"} of each kept head (its first article in part order)
+    genders: dict[str, tuple[str, str | None, str | None]]  # entity_id -> (class, raw value, source)
     files: list[Path]   # the record files, in part order
 
     def records(self) -> Iterator[dict]:
@@ -253,9 +258,11 @@ def _passes(config: BuildConfig) -> _Passes:
     parts, warned = plan_parts(files, config.n_workers)  # reads the index of a multistream dump
     for w in warned:
         warnings.warn(w, stacklevel=3)
+    known = read_wikidata_genders(config.wikidata_genders) if config.wikidata_genders else None
     t_plan, c_plan = time.perf_counter(), time.process_time()
     index: FactIndex = read_facts(db_files, require=config.require, progress=config.progress,
-                                  issue_limit=config.issue_limit)
+                                  issue_limit=config.issue_limit, genders=None, gender_map=gender_class,
+                                  known_genders=known)
     t1, dbpedia_cpu = time.perf_counter(), time.process_time() - c_plan
     if not index.persons:
         raise ValueError(
@@ -287,7 +294,8 @@ def _passes(config: BuildConfig) -> _Passes:
                 issues.add("duplicate_article", where, f"{eid!r} already read at {kept[eid]}")
                 continue
             kept[eid] = where
-            heads.append({"entity_id": eid, "gender": gender})
+            pf = index.persons.get(eid)   # this run's value (a cached part may predate a Wikidata file)
+            heads.append({"entity_id": eid, "gender": pf.gender if pf is not None else gender})
     found = set(kept) | set(no_examples)
     missing = sorted(t for t in index.persons if t not in found)
     report = {
@@ -309,10 +317,41 @@ def _passes(config: BuildConfig) -> _Passes:
             "with_examples": len(heads),
         },
         "distant": {k: int(v) for k, v in sorted(dstats.items())},
+        "genders": _gender_report(index.persons, heads, config.wikidata_genders),
         "timings": {"plan_s": round(t_plan - t0, 3), **_timings(config, results, read, t_plan, t1, t2, dbpedia_cpu)},
         "warnings": warned,
     }
-    return _Passes(report, heads, [records_file(cache, keys[s.label]) for s in parts])
+    genders = {h["entity_id"]: (h["gender"], index.persons[h["entity_id"]].gender_raw,
+                                index.persons[h["entity_id"]].gender_source)
+               for h in heads if h["entity_id"] in index.persons}
+    return _Passes(report, heads, genders, [records_file(cache, keys[s.label]) for s in parts])
+
+
+def _gender_report(persons: dict[str, PersonFacts], heads: list[dict], wikidata: str | None) -> dict:
+    """Every gender value kept: indexed persons and persons with examples per class, raw values
+    per class, sources; persons outside the binary splits (their records: other_genders.jsonl)."""
+    raw: dict[str, Counter] = {c: Counter() for c in GENDER_CLASSES}
+    for pf in persons.values():
+        raw.setdefault(pf.gender or "unknown", Counter())[pf.gender_raw or ""] += 1
+    with_examples = Counter(h["gender"] for h in heads)
+    outside = {c: n for c, n in with_examples.items() if c not in BINARY}
+    return {"classes": list(GENDER_CLASSES),
+            "indexed": {c: sum(raw[c].values()) for c in raw},
+            "with_examples": {c: with_examples.get(c, 0) for c in raw},
+            "raw_values": {c: dict(sorted(v.items())) for c, v in raw.items() if v},
+            "sources": dict(Counter(pf.gender_source or "dbpedia" for pf in persons.values())),
+            "wikidata_file": os.path.basename(wikidata) if wikidata else None,
+            "outside_binary_splits": sum(outside.values()),
+            "outside_binary_splits_by_class": outside,
+            "outside_binary_splits_file": OTHER_GENDERS_FILE if outside else None}
+
+
+def _other_genders(run: _Passes) -> Iterator[dict]:
+    """The records of the heads whose gender is not in the splits' two classes, with the raw value."""
+    for rec in run.records():
+        cls, raw, source = run.genders.get(rec["entity_id"], (rec["gender"], None, None))
+        if cls not in BINARY:
+            yield {**without_located(rec), "gender": cls, "gender_raw": raw, "gender_source": source}
 
 
 def build_entities(config: BuildConfig) -> tuple[list[dict], dict]:
@@ -355,7 +394,8 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
     run = _passes(config)
     report = run.report
     t1 = time.perf_counter()
-    split_of = {e["entity_id"]: s for s, es in split_entities(run.heads, config.split).items() for e in es}
+    binary = [h for h in run.heads if h["gender"] in BINARY]  # the splits' gender label has two classes
+    split_of = {e["entity_id"]: s for s, es in split_entities(binary, config.split).items() for e in es}
     report["timings"]["split_s"] = round(time.perf_counter() - t1, 3)
     d = config.distant
     names = ("mentions the tail of a relation" if not d.require_head
@@ -380,6 +420,7 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
         for rec in run.records():
             split = split_of.get(rec["entity_id"])
             if split is not None:  # heads left out by an absolute train size have no split
+                rec["gender"] = run.genders.get(rec["entity_id"], (rec["gender"],))[0]
                 yield split, rec
 
     if not write:
@@ -406,6 +447,10 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildResult:
     folder = write_benchmark_stream(out, records(), description=report["description"], report=report,
                                     overwrite=config.overwrite, progress=config.progress is not False,
                                     sizes={s: sizes[s] for s in SPLITS}, finalize_report=finish)
+    if report["genders"]["outside_binary_splits"]:
+        from wgbcore.atomicio import atomic_write_jsonl
+
+        atomic_write_jsonl(folder / OTHER_GENDERS_FILE, _other_genders(run))
     report = json.loads((folder / "report.json").read_text())
     shutil.rmtree(cache_dir(config.out), ignore_errors=True)
     return BuildResult(folder, report, functools.partial(read_entities, folder))

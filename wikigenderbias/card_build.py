@@ -86,6 +86,15 @@ def _missing(report: dict[str, Any]) -> str:
                      f"article in the given dump" + (f" (first: {', '.join(first)})" if first else "") + ".")
         lines.append(f"- {_n(p.get('without_examples', 0))} persons with an article have no positive example "
                      "(no sentence names a tail of theirs) and are not in the benchmark.")
+    g = report.get("genders") or {}
+    if g:
+        by = g.get("outside_binary_splits_by_class") or {}
+        lines.append(f"- Gender values, every one kept (raw values in `report.json`): indexed persons "
+                     + ", ".join(f"{c} {_n(n)}" for c, n in (g.get("indexed") or {}).items() if n) + f"; "
+                     f"{_n(g.get('outside_binary_splits', 0))} persons with examples whose gender is neither female "
+                     "nor male are excluded from the binary splits and the binary gap"
+                     + (f" ({', '.join(f'{c} {_n(n)}' for c, n in by.items())}; their records: "
+                        f"`{g.get('outside_binary_splits_file')}`)" if by else "") + ".")
     rels = [r for r in POSITIVE_RELATIONS if f"tails:{r}" in dist]
     if rels:
         parts = [f"{r} {_n(dist.get(f'tails_not_mentioned:{r}', 0))} of {_n(dist[f'tails:{r}'])}" for r in rels]

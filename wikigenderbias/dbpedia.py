@@ -25,7 +25,7 @@ import gzip
 import io
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -217,6 +217,8 @@ class PersonFacts:
     """What DBpedia says about one resource (a person, if it has a gender)."""
 
     gender: str | None = None
+    gender_raw: str | None = field(default=None, compare=False)     # the value as its source gives it
+    gender_source: str | None = field(default=None, compare=False)  # "dbpedia" or "wikidata"
     spouse: list[str] = field(default_factory=list)
     hypernym: list[str] = field(default_factory=list)
     birthDate: list[str] = field(default_factory=list)
@@ -275,12 +277,20 @@ def read_facts(
     paths: Iterable[str | os.PathLike],
     *,
     require: Iterable[str] = ("spouse", "hypernym", "birthDate", "birthPlace"),
-    genders: Iterable[str] = ("female", "male"),
+    genders: Iterable[str] | None = ("female", "male"),
     progress: bool | None = None,
     issue_limit: int = 5,
+    gender_map: Callable[[str], str] | None = None,
+    known_genders: Mapping[str, tuple[str, str]] | None = None,
 ) -> FactIndex:
     """Stream DBpedia files into an index of persons that have a gender in ``genders`` and at
     least one value of every fact in ``require``.
+
+    ``genders=None`` keeps every gender value: ``gender_map`` (default: lower case) maps the raw
+    literal to the person's ``gender`` and the literal is kept in ``gender_raw``.
+    ``known_genders`` (title -> (gender, raw value), e.g. a Wikidata ``P21`` file) are set before
+    the dumps are read: such a person is indexed even without a DBpedia gender, and a different
+    DBpedia value is a ``gender_conflict`` (the known value is kept).
 
     Redirect triples (``dbo:wikiPageRedirects``) are read in a second sweep over only the files
     that hold them, keeping only redirects of tails that are actually used, so memory stays
@@ -292,12 +302,14 @@ def read_facts(
     unknown = [r for r in require if r not in FACTS]
     if unknown:
         raise ValueError(f"unknown required relation(s) {unknown}; expected some of {list(FACTS)}")
-    genders = {g.lower() for g in genders}
     paths = [os.fspath(p) for p in paths]
     for p in paths:
         if not os.path.isfile(p):
             raise DumpError(f"DBpedia file not found: {p}")
-    reader = _FactReader(genders, Issues(limit=issue_limit))
+    reader = _FactReader(None if genders is None else {g.lower() for g in genders}, Issues(limit=issue_limit),
+                         gender_map)
+    for title, (cls, raw) in (known_genders or {}).items():
+        reader.facts[title] = PersonFacts(gender=cls, gender_raw=raw, gender_source="wikidata")
     redirect_files: list[str] = []
     # Memory: read the files that hold gender triples first (found by sniffing their first
     # lines); after them only resources with a gender are indexed, so the index holds persons,
@@ -336,8 +348,10 @@ class _FactReader:
     After :meth:`keep_gendered_only` only resources with a gender are indexed (``filtering``),
     until a gender triple turns up in a later file."""
 
-    def __init__(self, genders: set[str], issues: Issues) -> None:
+    def __init__(self, genders: set[str] | None, issues: Issues,
+                 gender_map: Callable[[str], str] | None = None) -> None:
         self.genders = genders
+        self.gender_map = gender_map or (lambda v: v.strip().lower())
         self.issues = issues
         self.stats = {"lines": 0, "triples_used": 0, "redirects_used": 0, "triples_skipped_no_gender": 0}
         self.facts: dict[str, PersonFacts] = {}
@@ -401,14 +415,16 @@ class _FactReader:
         if not isinstance(obj, Literal):
             self.issues.add("gender_not_a_literal", f"{name}:{lineno}", str(obj)[:80])
             return False
-        g = obj.value.strip().lower()
-        if g not in self.genders:
+        g = self.gender_map(obj.value)
+        if self.genders is not None and g not in self.genders:
             self.issues.add("gender_other_value", f"{name}:{lineno}", obj.value[:40])
             return False
         pf = self.facts.setdefault(title, PersonFacts())
         if pf.gender is not None and pf.gender != g:
-            self.issues.add("gender_conflict", f"{name}:{lineno}", title)
-        pf.gender = pf.gender or g
+            self.issues.add("gender_conflict", f"{name}:{lineno}", f"{title}: {pf.gender_raw or pf.gender!r} "
+                            f"({pf.gender_source or 'dbpedia'}) kept, {obj.value[:40]!r} not")
+        if pf.gender is None:
+            pf.gender, pf.gender_raw, pf.gender_source = g, obj.value, "dbpedia"
         return True
 
     def _iri_fact(self, kind: str, title: str, obj: str | Literal, name: str, lineno: int) -> bool:
