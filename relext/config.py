@@ -8,7 +8,10 @@ CNN/PCNN convolution's implementation (``conv_impl``: ``"dense"``, the path ever
 was trained with, or ``"gather"``, the same function in real arithmetic computed from per-word
 projections, see :mod:`relext.encoders.conv_gather`): a run record without the field was
 trained by ``"dense"``, and the identity names the field only where it differs from that (and
-only for an encoder with a convolution), so a study never mixes the two paths silently.
+only for an encoder with a convolution), so a study never mixes the two paths silently. The same
+holds for the RNN/BiRNN recurrence on CPU (``rnn_impl``: ``"fused"``, every committed run, or
+``"gather"``, :mod:`relext.encoders.rnn_gather`): a record without it was trained by ``"fused"``,
+and the identity names it only where it differs (and only for a recurrent encoder).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from relext.bags import UNLOCATED_POLICIES
 from relext.embeddings import Word2VecParams
 from relext.encoders import encoder_class
 from relext.encoders.cnn import CONV_IMPLS
+from relext.encoders.rnn import RNN_IMPLS
 from relext.selectors import selector_class
 
 OPTIMIZERS = ("sgd", "adam")
@@ -35,6 +39,8 @@ DEVICES = ("cpu", "cuda", "auto")
 #: The convolution a run record without ``conv_impl`` was trained with (every run before the field).
 LEGACY_CONV_IMPL = "dense"
 
+#: The CPU recurrence a run record without ``rnn_impl`` was trained with (every run before the field).
+LEGACY_RNN_IMPL = "fused"
 
 @dataclass
 class ExtractorConfig:
@@ -63,6 +69,10 @@ class ExtractorConfig:
     # not bit for bit). Part of the run's identity; a record without it means "dense".
     conv_impl: str = "dense"
     unlocated: str = "start"        # see relext.bags
+    # RNN/BiRNN recurrence on CPU: "fused" (every committed run) or "gather" (gathered input
+    # projections, a leaner step; equal in real arithmetic, not bit for bit). Part of the run's
+    # identity; a record without it means "fused". On CUDA both run the module's cuDNN forward.
+    rnn_impl: str = "fused"
     dataset: str | None = None      # benchmark folder; None = the embedded release
     w2v_window: int = 5
     w2v_min_count: int = 2
@@ -105,6 +115,7 @@ class ExtractorConfig:
             (self.kernel >= 1 and self.kernel % 2 == 1, f"kernel must be a positive odd number, got {self.kernel}"),
             (self.conv_impl in CONV_IMPLS, f"conv_impl must be one of {list(CONV_IMPLS)}, got {self.conv_impl!r}"),
             (self.device in DEVICES or self.device.startswith("cuda:"),
+            (self.rnn_impl in RNN_IMPLS, f"rnn_impl must be one of {list(RNN_IMPLS)}, got {self.rnn_impl!r}"),
              f"device must be one of {list(DEVICES)} or 'cuda:N', got {self.device!r}"),
         ]
         for ok, msg in checks:
@@ -143,8 +154,8 @@ class ExtractorConfig:
         """A config from a dict or a JSON file. ``record=True``: the config a trainer wrote (a run's
         ``config.json``, a checkpoint's or a model's); one without ``transform_versions`` was
         written before versions were recorded, by version 1 of every transform, and one without
-        ``conv_impl`` by the dense convolution (:data:`LEGACY_CONV_IMPL`), whatever today's
-        default."""
+        ``conv_impl`` by the dense convolution (:data:`LEGACY_CONV_IMPL`) and one without
+        ``rnn_impl`` by the fused recurrence (:data:`LEGACY_RNN_IMPL`), whatever today's defaults."""
         if not isinstance(obj, dict):
             path = Path(obj)
             source = source or str(path)
@@ -160,6 +171,8 @@ class ExtractorConfig:
             obj["conv_impl"] = LEGACY_CONV_IMPL
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(obj) - known)
+        if record and "rnn_impl" not in obj:
+            obj["rnn_impl"] = LEGACY_RNN_IMPL
         if unknown:
             raise ValueError(f"{source or 'config'}: unknown field(s) {unknown}; known: {sorted(known)}")
         return cls(**obj)
@@ -177,6 +190,8 @@ class ExtractorConfig:
             d.pop("conv_impl", None)    # the identity runs had before the field existed
         versions = self.effective_transform_versions()
         if versions:
+        if self.rnn_impl == LEGACY_RNN_IMPL or not self.has_recurrence():
+            d.pop("rnn_impl", None)
             d["transform_versions"] = versions
         else:  # only transforms at version 1: the identity runs had before versions existed
             d.pop("transform_versions", None)
@@ -191,6 +206,13 @@ class ExtractorConfig:
 
     def effective_transform_versions(self) -> dict[str, int]:
         """The versions this config's transforms stand for: recorded ones, else this wgb's
+    def has_recurrence(self) -> bool:
+        """Does this config's encoder have the recurrence ``rnn_impl`` picks (RNN, BiRNN)?"""
+        try:
+            return bool(getattr(encoder_class(self.encoder), "rnn_impls", ()))
+        except ValueError:
+            return False
+
         (only those above 1)."""
         if self.transform_versions is not None:
             return {k: int(v) for k, v in sorted(self.transform_versions.items()) if int(v) > 1}

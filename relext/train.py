@@ -143,6 +143,7 @@ def model_from_config(cfg: TrainConfig, vocab: Vocab, vectors: np.ndarray | None
         cfg.encoder, cfg.selector, num_words=len(vocab), vectors=vectors, num_classes=len(RELATIONS),
         dropout=cfg.dropout, word_dim=cfg.word_dim, pos_dim=cfg.pos_dim, max_length=cfg.max_length,
         hidden=cfg.hidden, kernel=cfg.kernel, cell=cfg.rnn_cell, bucket_size=cfg.bucket_size, conv_impl=cfg.conv_impl,
+        rnn_impl=cfg.rnn_impl,
         model_path=cfg.transformer_path,
     )
 

@@ -22,7 +22,12 @@ share the packing and run in the same loop. torch's own CPU RNN over a packed se
 its input once per step, and the backward of every slice fills a zero tensor as large as the
 whole packed input (work of steps x tokens per batch): 65% of the CPU time in a profile of two
 training batches, hence the fused path (``benchmarks/re_speed.py``). On CUDA the module's own
-(cuDNN) forward is used; ``impl = "fused"`` / ``"module"`` on an encoder forces one path.
+(cuDNN) forward is used; ``impl = "fused"`` / ``"gather"`` / ``"module"`` on an encoder forces one path.
+
+Two CPU paths, picked by ``rnn_impl`` (``ExtractorConfig.rnn_impl``, part of a run's identity
+when it is not ``"fused"``): ``"fused"`` (above; every committed run) and ``"gather"``
+(:mod:`relext.encoders.rnn_gather`: the same function in real arithmetic, input projections
+gathered from per-word rows and a backward step of two operations; not bit for bit).
 """
 from __future__ import annotations
 
@@ -31,8 +36,12 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from relext.encoders.embedding import WordPositionEmbedding
+from relext.encoders.rnn_gather import GATHER, gathered_inputs
 
 CELLS = {"gru": nn.GRU, "lstm": nn.LSTM}
+#: The CPU recurrence's implementations (``ExtractorConfig.rnn_impl``): "fused", every committed run
+#: (the first is the legacy one), and "gather" (:mod:`relext.encoders.rnn_gather`).
+RNN_IMPLS = ("fused", "gather")
 
 
 def _steps(batch_sizes: list[int]) -> list[tuple[int, int, int]]:
@@ -225,20 +234,28 @@ def reverse_index(row: torch.Tensor, col: torch.Tensor, col_reversed: torch.Tens
 
 
 class RNNEncoder(nn.Module):
+    """Final hidden state(s) of a GRU/LSTM; ``rnn_impl``: the CPU recurrence, ``"fused"`` or
+    ``"gather"`` (see the module docstring; the same function, other float rounding)."""
+
     features = "words"
     bidirectional = False
+    rnn_impls = RNN_IMPLS
 
     def __init__(self, num_words: int, *, word_dim: int = 50, pos_dim: int = 5, max_length: int = 120,
-                 hidden: int = 230, cell: str = "gru", vectors=None, **_: object) -> None:
+                 hidden: int = 230, cell: str = "gru", vectors=None, rnn_impl: str = "fused", **_: object) -> None:
         super().__init__()
         if cell not in CELLS:
             raise ValueError(f"unknown rnn cell {cell!r}; expected one of {sorted(CELLS)}")
+        if rnn_impl not in RNN_IMPLS:
+            raise ValueError(f"rnn_impl must be one of {list(RNN_IMPLS)}, got {rnn_impl!r}")
+        self.rnn_impl = rnn_impl
         self.embed = WordPositionEmbedding(num_words, word_dim, pos_dim, max_length, vectors)
         self.rnn = CELLS[cell](self.embed.out_dim, hidden, batch_first=True, bidirectional=self.bidirectional)
         self.cell = cell
         self.hidden = hidden
         self.out_dim = hidden * (2 if self.bidirectional else 1)
-        #: "auto": fused on CPU, the module's own forward (cuDNN) on CUDA; "fused" / "module" force one
+        #: "auto": ``rnn_impl`` on CPU, the module's own forward (cuDNN) on CUDA; "fused" / "gather" /
+        #: "module" force one (benchmarks)
         self.impl = "auto"
 
     def _directions(self) -> list[str]:
@@ -248,9 +265,9 @@ class RNNEncoder(nn.Module):
         lengths = batch["lengths"].clamp(min=1)
         impl = self.impl
         if impl == "auto":
-            impl = "module" if lengths.device.type == "cuda" else "fused"
-        elif impl not in ("fused", "module"):
-            raise ValueError(f"rnn impl must be 'auto', 'fused' or 'module', got {impl!r}")
+            impl = "module" if lengths.device.type == "cuda" else self.rnn_impl
+        elif impl not in ("fused", "gather", "module"):
+            raise ValueError(f"rnn impl must be 'auto', 'fused', 'gather' or 'module', got {impl!r}")
         if impl == "module":
             return self.module_forward(batch)
         if lengths.numel() == 0:
@@ -273,6 +290,23 @@ class RNNEncoder(nn.Module):
 
     def module_forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """The reference: the module's own forward over a packed sequence (what ran before the
+    def gather_forward(self, batch: dict[str, torch.Tensor], lengths: torch.Tensor) -> torch.Tensor:
+        """``rnn_impl="gather"`` (:mod:`relext.encoders.rnn_gather`): the same packing, the gate
+        inputs gathered from per-word projections, the lean recurrence."""
+        order, row, col, col_rev, batch_sizes, last = packing(lengths)
+        packed = {k: batch[k][row, col] for k in ("tokens", "pos1", "pos2")}
+        read = [torch.arange(len(row), device=row.device)]
+        if self.bidirectional:
+            read.append(reverse_index(row, col, col_rev, len(lengths)))
+        packed["read"] = read
+        sfx = self._directions()
+        gi = gathered_inputs(self.embed, self.rnn, sfx, packed)                       # [D, T, G]
+        w_hh = torch.stack([getattr(self.rnn, f"weight_hh_l0{s}") for s in sfx])
+        b_hh = torch.stack([getattr(self.rnn, f"bias_hh_l0{s}") for s in sfx])
+        save = torch.is_grad_enabled() and any(p.requires_grad for p in (gi, w_hh, b_hh))
+        final = GATHER[self.cell].apply(gi, w_hh, b_hh, batch_sizes, order, last, save)
+        return torch.cat(list(final), -1)
+
         fused path; cuDNN on CUDA)."""
         x = self.embed(batch)
         packed = pack_padded_sequence(x, batch["lengths"].clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
