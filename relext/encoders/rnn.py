@@ -272,6 +272,8 @@ class RNNEncoder(nn.Module):
             return self.module_forward(batch)
         if lengths.numel() == 0:
             return self.embed.word.weight.new_zeros(0, self.out_dim)
+        if impl == "gather":
+            return self.gather_forward(batch, lengths)
         order, row, col, col_rev, batch_sizes, last = packing(lengths)
         x = self.embed({k: batch[k][row, col] for k in ("tokens", "pos1", "pos2")})     # [T, C]
         sfx = self._directions()
@@ -288,8 +290,6 @@ class RNNEncoder(nn.Module):
         final = FUSED[self.cell].apply(gi, w_hh, b_hh, batch_sizes, order, last, save)  # [D, n, H]
         return torch.cat(list(final), -1)
 
-    def module_forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """The reference: the module's own forward over a packed sequence (what ran before the
     def gather_forward(self, batch: dict[str, torch.Tensor], lengths: torch.Tensor) -> torch.Tensor:
         """``rnn_impl="gather"`` (:mod:`relext.encoders.rnn_gather`): the same packing, the gate
         inputs gathered from per-word projections, the lean recurrence."""
@@ -307,6 +307,8 @@ class RNNEncoder(nn.Module):
         final = GATHER[self.cell].apply(gi, w_hh, b_hh, batch_sizes, order, last, save)
         return torch.cat(list(final), -1)
 
+    def module_forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The reference: the module's own forward over a packed sequence (what ran before the
         fused path; cuDNN on CUDA)."""
         x = self.embed(batch)
         packed = pack_padded_sequence(x, batch["lengths"].clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
