@@ -38,9 +38,9 @@ RUNTIME_FIELDS = frozenset({"threads", "cache_dir", "eval_batch_size", "device",
 DEVICES = ("cpu", "cuda", "auto")
 #: The convolution a run record without ``conv_impl`` was trained with (every run before the field).
 LEGACY_CONV_IMPL = "dense"
-
 #: The CPU recurrence a run record without ``rnn_impl`` was trained with (every run before the field).
 LEGACY_RNN_IMPL = "fused"
+
 
 @dataclass
 class ExtractorConfig:
@@ -68,11 +68,11 @@ class ExtractorConfig:
     # run) or "gather" (per-word projections gathered at the real tokens; equal in real arithmetic,
     # not bit for bit). Part of the run's identity; a record without it means "dense".
     conv_impl: str = "dense"
-    unlocated: str = "start"        # see relext.bags
     # RNN/BiRNN recurrence on CPU: "fused" (every committed run) or "gather" (gathered input
     # projections, a leaner step; equal in real arithmetic, not bit for bit). Part of the run's
     # identity; a record without it means "fused". On CUDA both run the module's cuDNN forward.
     rnn_impl: str = "fused"
+    unlocated: str = "start"        # see relext.bags
     dataset: str | None = None      # benchmark folder; None = the embedded release
     w2v_window: int = 5
     w2v_min_count: int = 2
@@ -114,8 +114,8 @@ class ExtractorConfig:
             (self.patience >= 0, f"patience must be >= 0, got {self.patience}"),
             (self.kernel >= 1 and self.kernel % 2 == 1, f"kernel must be a positive odd number, got {self.kernel}"),
             (self.conv_impl in CONV_IMPLS, f"conv_impl must be one of {list(CONV_IMPLS)}, got {self.conv_impl!r}"),
-            (self.device in DEVICES or self.device.startswith("cuda:"),
             (self.rnn_impl in RNN_IMPLS, f"rnn_impl must be one of {list(RNN_IMPLS)}, got {self.rnn_impl!r}"),
+            (self.device in DEVICES or self.device.startswith("cuda:"),
              f"device must be one of {list(DEVICES)} or 'cuda:N', got {self.device!r}"),
         ]
         for ok, msg in checks:
@@ -169,10 +169,10 @@ class ExtractorConfig:
             obj["transform_versions"] = {}
         if record and "conv_impl" not in obj:
             obj["conv_impl"] = LEGACY_CONV_IMPL
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(obj) - known)
         if record and "rnn_impl" not in obj:
             obj["rnn_impl"] = LEGACY_RNN_IMPL
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(obj) - known)
         if unknown:
             raise ValueError(f"{source or 'config'}: unknown field(s) {unknown}; known: {sorted(known)}")
         return cls(**obj)
@@ -188,10 +188,10 @@ class ExtractorConfig:
                 d.pop(k, None)
         if self.conv_impl == LEGACY_CONV_IMPL or not self.has_convolution():
             d.pop("conv_impl", None)    # the identity runs had before the field existed
-        versions = self.effective_transform_versions()
-        if versions:
         if self.rnn_impl == LEGACY_RNN_IMPL or not self.has_recurrence():
             d.pop("rnn_impl", None)
+        versions = self.effective_transform_versions()
+        if versions:
             d["transform_versions"] = versions
         else:  # only transforms at version 1: the identity runs had before versions existed
             d.pop("transform_versions", None)
@@ -204,8 +204,6 @@ class ExtractorConfig:
         except ValueError:
             return False
 
-    def effective_transform_versions(self) -> dict[str, int]:
-        """The versions this config's transforms stand for: recorded ones, else this wgb's
     def has_recurrence(self) -> bool:
         """Does this config's encoder have the recurrence ``rnn_impl`` picks (RNN, BiRNN)?"""
         try:
@@ -213,6 +211,8 @@ class ExtractorConfig:
         except ValueError:
             return False
 
+    def effective_transform_versions(self) -> dict[str, int]:
+        """The versions this config's transforms stand for: recorded ones, else this wgb's
         (only those above 1)."""
         if self.transform_versions is not None:
             return {k: int(v) for k, v in sorted(self.transform_versions.items()) if int(v) > 1}

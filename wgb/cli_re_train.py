@@ -46,11 +46,11 @@ def _list(ctx, param, value):
               help="CNN/PCNN convolution: dense (im2col over length buckets, every committed run) or gather "
                    "(per-word projections gathered at the real tokens; the same function, other float rounding; "
                    "part of the run's identity) [default: dense].")
-@click.option("--dataset", help="Benchmark folder (wgb data build, or a saved DatasetDict) [default: the embedded release].")
 @click.option("--rnn-impl", type=click.Choice(["fused", "gather"]),
               help="RNN/BiRNN recurrence on CPU: fused (every committed run) or gather (gathered input projections, "
                    "a leaner step; the same function, other float rounding; part of the run's identity) "
                    "[default: fused].")
+@click.option("--dataset", help="Benchmark folder (wgb data build, or a saved DatasetDict) [default: the embedded release].")
 @click.option("--dataset-transform", callback=_list, help="Comma-separated debiasers applied to the data before Word2Vec.")
 @click.option("--vectors-transform", callback=_list, help="Comma-separated debiasers applied to the word vectors.")
 @click.option("--threads", type=click.IntRange(min=1), help="torch threads [default: torch's choice].")
