@@ -29,6 +29,7 @@ from relext.encoders import encoder_class
 from relext.encoders.cnn import CONV_IMPLS
 from relext.encoders.rnn import RNN_IMPLS
 from relext.selectors import selector_class
+from wgbcore.config import check_finite
 
 OPTIMIZERS = ("sgd", "adam")
 SELECT_METRICS = ("micro_f1", "pr_auc")
@@ -121,6 +122,7 @@ class ExtractorConfig:
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
+        check_finite(self)   # lr=inf would train into NaN after config.json was written
         from relext.crossfit import check_config
 
         check_config(self)

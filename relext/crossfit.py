@@ -86,8 +86,34 @@ def _gender_names(ds) -> list[str]:
 
 def persons(dataset) -> Persons:
     """The persons of the four splits of ``dataset``; a person in two splits is an error."""
+    where = _person_splits(dataset, SPLITS, "cross-fitting needs each person in one split")
+    ids = np.array(sorted(where), dtype=str)
+    gender = np.array([where[e][0] for e in ids], dtype=str)
+    split = np.array([where[e][1] for e in ids], dtype=str)
+    population = np.where(np.isin(split, TEST_SPLITS), "test", "distant").astype(str)
+    return Persons(ids, gender, split, population)
+
+
+_UNSEEN_CHECKED: set[tuple] = set()
+
+
+def check_test_persons_unseen(dataset) -> None:
+    """Under the test protocol: no person of ``male_test``/``female_test`` is also a person of
+    ``train`` or ``validation`` (a judged person the model trained on), by the check that
+    cross-fitting makes of every split (:func:`persons`); a ``ValueError`` naming the person and
+    both splits. Once per dataset in a process."""
+    key = _dataset_key(dataset)
+    if key in _UNSEEN_CHECKED:
+        return
+    _person_splits(dataset, SPLITS, "under the test protocol a test person must not be a training person")
+    _UNSEEN_CHECKED.add(key)
+
+
+def _person_splits(dataset, splits, why: str) -> dict[str, tuple[str, str]]:
+    """entity id -> (gender, split) over ``splits`` of ``dataset``; a person with two genders, or
+    in two splits (``why`` says why that matters), is a ``ValueError`` naming them."""
     where: dict[str, tuple[str, str]] = {}
-    for split in SPLITS:
+    for split in splits:
         if split not in dataset:
             continue
         ds = dataset[split]
@@ -100,15 +126,10 @@ def persons(dataset) -> Persons:
             elif prev[0] != gname:
                 raise ValueError(f"person {eid!r} has two genders ({prev[0]}, {gname}) in split {split!r}")
             elif prev[1] != split:
-                raise ValueError(f"person {eid!r} is in two splits ({prev[1]}, {split}); "
-                                 "cross-fitting needs each person in one split")
+                raise ValueError(f"person {eid!r} is in two splits ({prev[1]}, {split}); {why}")
     if not where:
         raise ValueError("the dataset has no persons")
-    ids = np.array(sorted(where), dtype=str)
-    gender = np.array([where[e][0] for e in ids], dtype=str)
-    split = np.array([where[e][1] for e in ids], dtype=str)
-    population = np.where(np.isin(split, TEST_SPLITS), "test", "distant").astype(str)
-    return Persons(ids, gender, split, population)
+    return where
 
 
 def _strata(p: Persons) -> list[np.ndarray]:
@@ -293,6 +314,7 @@ def view_for(config, dataset):
     fold view (crossfit)."""
     spec = spec_of(config)
     if spec is None:
+        check_test_persons_unseen(dataset)
         return dataset
     fold = config["fold"] if isinstance(config, Mapping) else config.fold
     return fold_view(dataset, int(fold), spec)

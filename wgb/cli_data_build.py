@@ -6,6 +6,7 @@ import warnings
 
 import click
 
+from wgb.cli_types import NONNEG_FLOAT
 from wgb.errors import OutputPath, check_writable, hold_lock
 
 _CSV = click.Choice(["csv", "jsonl"])
@@ -51,9 +52,9 @@ def _load_config_file(path: str) -> dict:
                    "rule). [default: no, the paper's rule]")
 @click.option("--year-mentions/--no-year-mentions", default=None,
               help="Count the year alone as a mention of a date. [default: no]")
-@click.option("--train", type=float, default=None, help="Train share (fraction, or head count if >= 1). [default: 0.8]")
-@click.option("--validation", type=float, default=None, help="Validation share. [default: 0.1]")
-@click.option("--test", type=float, default=None, help="Test share, divided into male_test/female_test. [default: 0.1]")
+@click.option("--train", type=NONNEG_FLOAT, default=None, help="Train share (fraction, or head count if >= 1). [default: 0.8]")
+@click.option("--validation", type=NONNEG_FLOAT, default=None, help="Validation share. [default: 0.1]")
+@click.option("--test", type=NONNEG_FLOAT, default=None, help="Test share, divided into male_test/female_test. [default: 0.1]")
 @click.option("--balance-test/--no-balance-test", default=None, help="Equal female and male test heads. [default: yes]")
 @click.option("--seed", type=int, default=None, help="Split seed. [default: 0]")
 @click.option("--wikidata-genders", type=click.Path(exists=True, dir_okay=False), default=None,

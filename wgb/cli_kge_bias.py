@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from wgb.cli_types import COUNT
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -136,8 +137,8 @@ def bias_cmd(emb_dir, graph, measures, sensitive, a, b, target, options, preds, 
 @click.command("report")
 @click.argument("bias_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", type=OutputPath(directory=True, path_type=Path), default=Path("report"), show_default=True)
-@click.option("--top", default=20, show_default=True, help="Rows per top-k table.")
-@click.option("--min-count", default=5, show_default=True,
+@click.option("--top", type=COUNT, default=20, show_default=True, help="Rows per top-k table.")
+@click.option("--min-count", type=COUNT, default=5, show_default=True,
               help="Keep items held by at least this many persons of A and B (Fisher et al. use 20).")
 def report_cmd(bias_json, out, top, min_count):
     """Render one or more bias.json files as markdown + HTML tables and PNG plots."""

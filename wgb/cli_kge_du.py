@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from wgb.cli_types import FINITE, NONNEG_FLOAT, POS_FLOAT
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -27,16 +28,16 @@ from wgb.errors import OutputPath, hold_lock
               help="Occupation (a tail of the target relation), repeatable; remove strategies take one.")
 @click.option("--k", type=click.IntRange(min=1), default=100, show_default=True,
               help="Triples to remove (remove strategies).")
-@click.option("--target-bias", "target_bias", type=float, default=0.0, show_default=True,
+@click.option("--target-bias", "target_bias", type=FINITE, default=0.0, show_default=True,
               help="B_gr to stop at (to-target).")
-@click.option("--tol", type=click.FloatRange(min=0), default=0.01, show_default=True,
+@click.option("--tol", type=NONNEG_FLOAT, default=0.01, show_default=True,
               help="Stop when |B_gr - target| <= tol (to-target).")
 @click.option("--max-retrains", type=click.IntRange(min=1), default=10, show_default=True,
               help="Retrainings at most (to-target).")
 @click.option("--max-removed", type=click.IntRange(min=1), default=None, help="Triples removed at most (to-target).")
-@click.option("--ratio", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+@click.option("--ratio", type=POS_FLOAT, default=1.0, show_default=True,
               help="Starting calibration, real / predicted change (to-target; 1 = trust the influence).")
-@click.option("--c", type=float, default=0.5, show_default=True, help="Balance target of dummy entities (add).")
+@click.option("--c", type=FINITE, default=0.5, show_default=True, help="Balance target of dummy entities (add).")
 @click.option("--sensitive", default="gender", show_default=True)
 @click.option("--a", "a", default="male", show_default=True)
 @click.option("--b", "b", default="female", show_default=True)

@@ -8,6 +8,7 @@ import click
 
 from wgb.cli_choices import RegistryChoice
 from kge.train_profiles import PROFILES
+from wgb.cli_types import FINITE, NONNEG_FLOAT
 from wgb.errors import OutputPath, check_writable, hold_lock
 
 _POS = click.IntRange(min=1)
@@ -33,10 +34,10 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--p-norm", type=click.Choice(["1", "2"]), default=None, help="TransE/TransH distance norm (default 2).")
 @click.option("--epochs", type=_POS, default=None, help="Maximum epochs (default 100).")
 @click.option("--batch-size", type=_POS, default=None, help="Positives per batch (default 4096).")
-@click.option("--lr", type=click.FloatRange(min=0), default=None, help="Adam learning rate (default 0.01).")
+@click.option("--lr", type=NONNEG_FLOAT, default=None, help="Adam learning rate (default 0.01).")
 @click.option("--negatives", type=_POS, default=None, help="Negatives per positive (default 1).")
 @click.option("--loss", type=RegistryChoice("kge.losses:LOSSES"), default=None, help="Loss (default margin).")
-@click.option("--margin", type=click.FloatRange(min=0), default=None, help="Margin of the margin loss (default 1.0).")
+@click.option("--margin", type=NONNEG_FLOAT, default=None, help="Margin of the margin loss (default 1.0).")
 @click.option("--optimizer", type=RegistryChoice("kge.optim:ROW_OPTIMIZERS"), default=None,
               help="Optimizer (default adam; adagrad, sgd).")
 @click.option("--tail-candidates", type=click.Choice(["sampled", "range"]), default=None,
@@ -44,7 +45,7 @@ def _graph(path: str | None, min_score: float | None):
                    "the relation has in training plus --negatives uniform entities per batch (tail side only).")
 @click.option("--sampler", type=RegistryChoice("kge.sampling:SAMPLERS"), default=None,
               help="Negative sampler (default uniform).")
-@click.option("--regularization", type=click.FloatRange(min=0), default=None, help="L2 weight on batch embeddings (default 0).")
+@click.option("--regularization", type=NONNEG_FLOAT, default=None, help="L2 weight on batch embeddings (default 0).")
 @click.option("--seed", type=int, default=None, help="Seed for everything (default 0).")
 @click.option("--eval-every", type=_NONNEG, default=None, help="Validate every k epochs (0 = never).")
 @click.option("--patience", type=_NONNEG, default=None, help="Early stopping: validations without improvement.")
@@ -53,7 +54,7 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--threads", type=_POS, default=None, help="torch threads.")
 @click.option("--device", default=None, metavar="cpu|cuda|cuda:N",
               help="Where the model and its optimizer state live (default cpu; --engine ours).")
-@click.option("--min-score", type=float, default=None, help="For extracted triples (.jsonl): drop triples scored below.")
+@click.option("--min-score", type=FINITE, default=None, help="For extracted triples (.jsonl): drop triples scored below.")
 @click.option("--no-test", is_flag=True, help="Skip the test-set evaluation at the end.")
 @click.option("--overwrite", is_flag=True, help="Start over even if DIR holds a checkpoint or finished run.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")

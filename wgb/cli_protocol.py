@@ -23,35 +23,47 @@ def protocol_options(f):
 
 
 def resolve_folds(protocol: str, folds: int | None) -> int | None:
-    """K for crossfit, None for the test protocol (``--folds`` without crossfit is an error)."""
+    """K for crossfit, None for the test protocol; ``--folds`` given with the test protocol is
+    refused whatever its value (it would be ignored). Every command with ``--protocol/--folds``
+    (``re train``, ``re grid``, ``re debias-grid``, ``wgb run``) goes through here."""
     from relext.crossfit import parse_protocol
 
+    if protocol == "test" and folds is not None:
+        raise click.BadParameter(f"--folds {folds} applies to --protocol crossfit only (the test protocol "
+                                 "judges the release's own test persons)", param_hint="--protocol/--folds")
     try:
         return parse_protocol(protocol, folds)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--protocol/--folds") from None
 
 
+_SEED_FORMS = "a seed is a whole number >= 0 (7) or a range (0-9)"
+
+
 def parse_seeds(value: str) -> list[int]:
-    """``"0,1,2"``, ``"0-9"`` or a mix (``"0-4,7"``) -> the seeds in the order given; a seed named
-    twice is an error (a typo more often than a wish)."""
+    """``"0,1,2"``, ``"0-9"`` or a mix (``"0-4,7"``) -> the seeds in the order given. Every
+    item must be a whole number >= 0 or a rising range; the one refused is named: an empty item
+    (``0,,1``), a half range (``1-``), a negative seed (``-1``), a seed named twice (a typo more
+    often than a wish)."""
     out: list[int] = []
-    for item in (v.strip() for v in value.split(",")):
+    items = [v.strip() for v in str(value).split(",")]
+    if items == [""]:
+        raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}")
+    for pos, item in enumerate(items, 1):
         if not item:
-            continue
+            raise ValueError(f"item {pos} of {value!r} is empty ({_SEED_FORMS})")
         lo, sep, hi = item.partition("-")
-        try:
-            seeds = list(range(int(lo), int(hi) + 1)) if sep and lo else [int(item)]
-        except ValueError:
-            raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}") from None
-        if sep and lo and int(hi) < int(lo):
-            raise ValueError(f"empty seed range {item!r}")
+        if not lo.strip().isdigit() or (sep and not hi.strip().isdigit()):
+            what = "a negative seed" if item.startswith("-") else "not a seed"
+            raise ValueError(f"{item!r} in {value!r} is {what} ({_SEED_FORMS})")
+        first, last = int(lo), int(hi) if sep else int(lo)
+        if last < first:
+            raise ValueError(f"empty seed range {item!r} in {value!r}")
+        seeds = list(range(first, last + 1))
         again = [k for k in seeds if k in out]
         if again:
             raise ValueError(f"seeds repeat: {again[0]} twice in {value!r}")
         out += seeds
-    if not out:
-        raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}")
     return out
 
 

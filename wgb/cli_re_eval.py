@@ -9,6 +9,7 @@ import click
 
 from wgb.cli_executor import executor_options, run_device
 from wgb.cli_protocol import parse_named_seeds, protocol_options, resolve_folds, seeds_option
+from wgb.cli_types import ALPHA, CONFIDENCE, UNIT
 
 from wgb.errors import OutputPath, check_writable, one_line
 
@@ -45,7 +46,7 @@ _eval_options = [
                  show_default=True, help="How the threshold variant picks thresholds on validation."),
     click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=1000,
                  show_default=True, help="Bootstrap resamples over test entities."),
-    click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    click.option("--confidence", type=CONFIDENCE,
                  default=0.95, show_default=True, help="Interval coverage."),
     click.option("--bootstrap-seed", type=int, default=0, show_default=True),
 ]
@@ -224,7 +225,7 @@ def _model_dir(run_dir: Path | None, pretrained: str | None) -> Path:
 @click.option("--out", "-o", type=OutputPath(directory=False, path_type=Path), default=None,
               help="Output triples.jsonl (default: RUN_DIR/triples/<split>.jsonl; with --pretrained "
               "triples/<NAME>/<split>.jsonl in the current folder).")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True)
+@click.option("--min-score", type=UNIT, default=0.0, show_default=True)
 @click.option("--rule", type=click.Choice(["argmax", "all"]), default="argmax", show_default=True,
               help="argmax: top class per bag (NA dropped); all: every relation >= --min-score.")
 @_unmentioned_option
@@ -324,9 +325,9 @@ def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json
               show_default=True, help="How the threshold rule picks thresholds on validation.")
 @click.option("--resamples", "n_resamples", type=click.IntRange(min=100), default=1000, show_default=True,
               help="Bootstrap resamples.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+@click.option("--confidence", type=CONFIDENCE, default=0.95,
               show_default=True, help="Interval coverage.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--alpha", type=ALPHA, default=0.05,
               show_default=True, help="Several runs: level of the Benjamini-Hochberg flags.")
 @click.option("--bootstrap-seed", type=int, default=0, show_default=True)
 @click.option("--out", "-o", type=OutputPath(directory=False, path_type=Path), default=None,

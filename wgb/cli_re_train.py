@@ -9,6 +9,7 @@ import click
 
 from wgb.cli_choices import RegistryChoice
 from wgb.cli_protocol import protocol_options, resolve_folds
+from wgb.cli_types import NONNEG_FLOAT, POS_FLOAT, FiniteFloat
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -30,14 +31,14 @@ def _list(ctx, param, value):
 @click.option("--epochs", type=click.IntRange(min=1), help="Maximum epochs [default: 10].")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Bags per batch [default: 160].")
 @click.option("--optimizer", type=click.Choice(["sgd", "adam"]), help="[default: sgd]")
-@click.option("--lr", type=float, help="Learning rate [default: 0.1].")
-@click.option("--weight-decay", type=float, help="[default: 1e-5]")
+@click.option("--lr", type=POS_FLOAT, help="Learning rate [default: 0.1].")
+@click.option("--weight-decay", type=NONNEG_FLOAT, help="[default: 1e-5]")
 @click.option("--word-dim", type=click.IntRange(min=1), help="Word2Vec dimension (OpenNRE 50, the authors 100) [default: 50].")
 @click.option("--pos-dim", type=click.IntRange(min=1), help="[default: 5]")
 @click.option("--hidden", type=click.IntRange(min=1), help="Filters / hidden units [default: 230].")
 @click.option("--kernel", type=click.IntRange(min=1), help="CNN window [default: 3].")
 @click.option("--max-length", type=click.IntRange(min=2), help="Tokens per sentence [default: 120].")
-@click.option("--dropout", type=float, help="[default: 0.5]")
+@click.option("--dropout", type=FiniteFloat(0, 1, max_open=True), help="[default: 0.5]")
 @click.option("--patience", type=click.IntRange(min=0), help="Early stopping on validation; 0 = off [default: 3].")
 @click.option("--select-metric", type=click.Choice(["micro_f1", "pr_auc"]), help="Validation metric [default: micro_f1].")
 @click.option("--rnn-cell", type=click.Choice(["gru", "lstm"]), help="[default: gru]")

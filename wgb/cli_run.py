@@ -4,7 +4,8 @@ from __future__ import annotations
 import click
 
 from wgb.cli_executor import executor_options
-from wgb.cli_protocol import parse_seeds
+from wgb.cli_protocol import resolve_folds
+from wgb.cli_types import SEEDS
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -17,7 +18,7 @@ from wgb.errors import OutputPath, hold_lock
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change one profile setting, e.g. --set kge_epochs=20 (repeatable).")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="One seed (default 0).")
-@click.option("--seeds", "seeds", default=None, metavar="SEEDS",
+@click.option("--seeds", "seeds", type=SEEDS, default=None, metavar="SEEDS",
               help="Several seeds, e.g. 0,1,2 or 0-4: every stage per seed (OUT/seed-<s>/), one report pooled over "
                    "them with verdicts (3 or more seeds decide them).")
 @click.option("--min-count", type=click.IntRange(min=1), default=5, show_default=True,
@@ -39,8 +40,8 @@ from wgb.errors import OutputPath, hold_lock
               help="test: extract the release's 523 annotated test persons; crossfit: every person of the "
                    "benchmark, each by a fold model that never saw them [default: crossfit for --profile full, "
                    "else test].")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
-              help="Person-disjoint folds under crossfit.")
+@click.option("--folds", type=click.IntRange(min=2), default=None,
+              help="Person-disjoint folds under crossfit [default: 5]; refused under the test protocol.")
 @click.option("--fold-seed", type=int, default=0, show_default=True, help="Deals the persons into folds.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
               help="A shared store of fold runs (crossfit), e.g. the cross-fitted study's runs folder: a "
@@ -57,6 +58,7 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
     seeds and the test articles with intervals. Rerun to resume; add seeds to the same OUT later.
     """
     from wgb.pipeline import DEFAULT_MEASURES, PipelineConfig, parse_overrides, run_pipeline
+    from wgb.pipeline.config import DEFAULT_PROTOCOL
 
     try:
         settings = parse_overrides(overrides)
@@ -64,18 +66,14 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
         raise click.ClickException(str(err)) from err
     if seed is not None and seeds is not None:
         raise click.ClickException("give --seed (one run) or --seeds (several), not both")
-    seed_list = None
-    if seeds is not None:
-        try:
-            seed_list = parse_seeds(seeds)
-        except ValueError as err:
-            raise click.ClickException(f"--seeds: {err}") from None
+    profile = "quick" if quick_flag else profile
+    k = resolve_folds(protocol or DEFAULT_PROTOCOL.get(profile, "test"), folds)   # as re train refuses it
     cfg = PipelineConfig(
-        profile="quick" if quick_flag else profile, overrides=settings, seed=seed or 0, seeds=seed_list,
+        profile=profile, overrides=settings, seed=seed or 0, seeds=seeds,
         min_count=min_count, dataset=dataset, encoder=encoder, selector=selector,
         debias=[d.strip() for d in debias.split(",") if d.strip()], kge_model=kge_model, kge_engine=kge_engine,
         measures=[m.strip() for m in measures.split(",")] if measures else list(DEFAULT_MEASURES),
-        link_fb13=link_fb13, threads=threads, protocol=protocol, folds=folds, fold_seed=fold_seed,
+        link_fb13=link_fb13, threads=threads, protocol=protocol, folds=k or 5, fold_seed=fold_seed,
         runs_dir=runs_dir,
     )
     try:

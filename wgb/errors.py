@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -77,6 +78,16 @@ class ErrorBoundaryGroup(click.Group):
 def check_writable(path: str | os.PathLike, *, directory: bool) -> str | None:
     """Why ``path`` cannot be written (as a folder when ``directory``, else as a file), or None."""
     p = Path(path)
+    for q in (p, *p.parents):   # exists() is False for a symlink loop and a dangling link: say which
+        if q.exists():
+            break
+        if q.is_symlink():
+            try:
+                os.stat(q)
+            except OSError as exc:
+                why = ("a symlink loop" if exc.errno == errno.ELOOP
+                       else f"a symlink to {os.readlink(q)}, which does not exist")
+                return f"{q} is {why}: give a folder or a new name"
     if p.exists():
         if directory and not p.is_dir():
             return f"{p} exists and is not a folder"

@@ -11,10 +11,15 @@ temporary file is removed and the old file, if any, is left as it was. Every wri
 - :func:`atomic_write_parquet` (a pyarrow table), :func:`atomic_torch_save` (``torch.save``),
   :func:`atomic_savefig` (a matplotlib figure);
 - :func:`iter_jsonl` / :func:`read_jsonl`: the matching reader, with ``file:line`` in errors.
+
+A full disk (``ENOSPC``, a quota's ``EDQUOT``, or the ``unexpected pos`` / ``file write failed``
+that ``torch.save`` makes of it) is one :class:`NoSpaceLeft` naming the file and the free space,
+never a third party's text; nothing is left behind.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -22,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["atomic_open", "atomic_write_bytes", "atomic_write_text", "atomic_write_json", "atomic_write_jsonl",
+__all__ = ["NoSpaceLeft", "atomic_open", "atomic_write_bytes", "atomic_write_text", "atomic_write_json", "atomic_write_jsonl",
            "atomic_write_parquet", "atomic_torch_save", "atomic_savefig", "clean_json", "json_text",
            "iter_jsonl", "read_jsonl"]
 
@@ -37,6 +42,50 @@ def _umask() -> int:
         _UMASK = os.umask(0o022)
         os.umask(_UMASK)
     return _UMASK
+
+
+class NoSpaceLeft(OSError):
+    """Writing ``path`` failed for want of space (``errno`` ENOSPC); its text is one line naming the
+    file, the space left and what to do."""
+
+    def __init__(self, path: str | os.PathLike, detail: str = ""):
+        super().__init__(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        self.message = (f"{path}: no space left on device ({_free_words(Path(path).parent)}); nothing was "
+                        f"written, the old file (if any) is as it was: free some space and rerun"
+                        + (f" [{detail}]" if detail else ""))
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _free_words(folder: Path) -> str:
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return "free space unknown"
+    return f"{st.f_bavail * st.f_frsize / 2**20:,.1f} MiB free in {folder}"
+
+
+_TORCH_WRITE_FAILED = ("unexpected pos", "file write failed", "PytorchStreamWriter failed")
+
+
+def _no_space(exc: BaseException, path: Path) -> NoSpaceLeft | None:
+    """``exc`` as a :class:`NoSpaceLeft` when it says the disk was full, else None."""
+    if isinstance(exc, NoSpaceLeft):
+        return None
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return NoSpaceLeft(path)
+    if isinstance(exc, RuntimeError) and any(w in str(exc) for w in _TORCH_WRITE_FAILED):
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT):
+            return NoSpaceLeft(path)
+        try:  # torch drops the OSError: a full disk is what its short write means when little is left
+            st = os.statvfs(path.parent)
+            if st.f_bavail * st.f_frsize < 64 * 2**20:
+                return NoSpaceLeft(path, "torch: " + " ".join(str(exc).split())[:120])
+        except OSError:
+            pass
+    return None
 
 
 @contextlib.contextmanager
@@ -56,9 +105,12 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", *, encoding: str | No
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600: give it a plain file's mode
             yield fh
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        full = _no_space(exc, path)
+        if full is not None:
+            raise full from None
         raise
 
 

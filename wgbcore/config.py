@@ -3,9 +3,11 @@
 - :func:`parse_value` / :func:`parse_overrides`: ``["epochs=20", "name=x"]`` ->
   ``{"epochs": 20, "name": "x"}``; a value is JSON when it parses as JSON, else the string.
 - :func:`read_config_file`: a YAML (``.yaml``, ``.yml``) or JSON file holding a mapping; malformed
-  files are errors naming ``file:line``.
-- :func:`check_fields`: unknown field names and values of the wrong type (read from the
-  dataclass's annotations) are ``ValueError`` naming the source and the field.
+  files, and a key given twice in one mapping (YAML and JSON would keep the last silently), are
+  errors naming ``file:line`` and the key.
+- :func:`check_fields`: unknown field names, values of the wrong type (read from the
+  dataclass's annotations) and non-finite numbers (``.inf``, ``NaN``) are ``ValueError`` naming
+  the source and the field; :func:`check_finite` the last for a built config object.
 - :func:`load_config`: all three, then the dataclass.
 - :func:`describe_fields` / :func:`fields_markdown`: the keys a config file or ``--set`` takes
   (name, type, default of every field), e.g. for the README's tables.
@@ -15,14 +17,16 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import json
+import math
 import os
+import re
 import types
 import typing
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-__all__ = ["parse_value", "parse_overrides", "read_config_file", "check_fields", "load_config", "describe_fields",
-           "fields_markdown", "markdown_table"]
+__all__ = ["parse_value", "parse_overrides", "read_config_file", "check_fields", "check_finite", "load_config",
+           "describe_fields", "fields_markdown", "markdown_table"]
 
 
 def parse_value(text: str, *, commas: bool = False) -> Any:
@@ -61,7 +65,7 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         import yaml
 
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_unique_keys_loader(path))  # noqa: S506 - a SafeLoader subclass
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -69,12 +73,76 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         data = {} if data is None else data
     else:
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=lambda pairs: _unique_json_keys(pairs, path, text))
         except json.JSONDecodeError as e:
             raise ValueError(f"{path}:{e.lineno}: malformed JSON ({e.msg})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of fields, got {type(data).__name__}")
     return data
+
+
+def _unique_keys_loader(path: Path):
+    """A ``yaml.SafeLoader`` whose mappings refuse a key given twice, naming ``path``, the line of
+    the second one and the key."""
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line + 1
+                    if isinstance(key, collections.abc.Hashable) and key in seen:
+                        raise ValueError(f"{path}:{line}: key {key!r} given twice (first on line {seen[key]}); "
+                                         "keep one")
+                    if isinstance(key, collections.abc.Hashable):
+                        seen[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeys
+
+
+def _unique_json_keys(pairs: list[tuple[str, Any]], path: Path, text: str) -> dict[str, Any]:
+    """``json.loads``' object hook: a key given twice in one object is refused (the line is that of
+    the key's second appearance in the file)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            hits = [m.start() for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)]
+            line = text.count("\n", 0, hits[1]) + 1 if len(hits) > 1 else None
+            where = f"{path}:{line}" if line else str(path)
+            raise ValueError(f"{where}: key {key!r} given twice; keep one")
+        out[key] = value
+    return out
+
+
+def _nonfinite(value: Any) -> Any:
+    """The first non-finite float in ``value`` (nested lists, tuples and dicts too), else None."""
+    if isinstance(value, float):
+        return value if not math.isfinite(value) else None
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            bad = _nonfinite(v)
+            if bad is not None:
+                return bad
+    return None
+
+
+def check_finite(obj: Any, *, source: str = "") -> Any:
+    """``obj`` (a dataclass instance or a mapping of fields) when no field holds ``nan``/``inf``;
+    else a ``ValueError`` naming ``source`` and the field. Every float hyperparameter is finite: an
+    ``inf`` learning rate would train into NaN after the run folder was written."""
+    items = obj.items() if isinstance(obj, Mapping) else (
+        (f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init)
+    prefix = f"{source}: " if source else ""
+    for name, value in items:
+        bad = _nonfinite(value)
+        if bad is not None:
+            raise ValueError(f"{prefix}field '{name}' must be a finite number, got {bad!r}")
+    return obj
 
 
 def _type_name(hint: Any) -> str:
@@ -135,6 +203,7 @@ def check_fields(cls: type, data: Mapping[str, Any], *, source: str = "") -> dic
         if not _matches(value, hint):
             raise ValueError(f"{prefix}field '{name}' of {cls.__name__} expects {_type_name(hint)}, "
                              f"got {type(value).__name__} {value!r}")
+    check_finite(data, source=source)
     return dict(data)
 
 

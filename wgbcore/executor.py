@@ -34,23 +34,57 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
+from urllib.parse import urlsplit
 
 from wgbcore.executor_backends import _backend, _Dask, check_picklable
 from wgbcore.executor_worker import Outcome, Task, TaskFailed, execute, gpu_of_slot, one_line
 
 __all__ = ["EXECUTORS", "MAX_WORKER_DEATHS", "ExecutorConfig", "Task", "Outcome", "TaskFailed", "run_tasks",
-           "gpu_of_slot", "visible_gpus", "one_line", "execute", "check_picklable"]
+           "gpu_of_slot", "visible_gpus", "one_line", "execute", "check_picklable", "check_scheduler"]
 
 EXECUTORS = ("serial", "processes", "dask")
+#: Seconds an existing Dask scheduler has to answer (a wrong host fails in seconds, not a minute).
+SCHEDULER_TIMEOUT = 5.0
+_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
 #: A task whose worker died this many times is reported failed (Dask's ``allowed-failures`` default).
 MAX_WORKER_DEATHS = 3
 
 log = logging.getLogger(__name__)
+
+
+def check_scheduler(address: str) -> None:
+    """A Dask scheduler given as ``scheme://host:port`` (``tcp``, ``tls``, ...), ``host:port`` or a
+    scheduler JSON file that exists; anything else (an empty address, a port outside 1-65535, an
+    unknown scheme, a missing file) is a ``ValueError`` saying which, before any work."""
+    text = str(address).strip()
+    if not text:
+        raise ValueError("scheduler address is empty: give tcp://HOST:PORT or a scheduler JSON file, "
+                         "or leave --scheduler out for a local cluster")
+    if "://" in text or re.fullmatch(r"[\w.\-\[\]:]+:\d+", text):
+        url = urlsplit(text if "://" in text else f"tcp://{text}")
+        if url.scheme not in _SCHEMES:
+            raise ValueError(f"scheduler {text!r}: unknown scheme {url.scheme!r}; expected one of {list(_SCHEMES)}")
+        if url.scheme == "inproc":
+            return
+        try:
+            port = url.port
+        except ValueError:
+            port = -1
+        if not url.hostname:
+            raise ValueError(f"scheduler {text!r} names no host (expected {url.scheme}://HOST:PORT)")
+        if port is not None and not 1 <= port <= 65535:
+            raise ValueError(f"scheduler {text!r}: port {url.netloc.rpartition(':')[2]} is not a port (1-65535)")
+        return
+    if not Path(text).is_file():
+        raise ValueError(f"scheduler {text!r} is neither an address (tcp://HOST:PORT) nor an existing scheduler "
+                         "JSON file")
 
 
 @dataclass(frozen=True)
@@ -73,6 +107,8 @@ class ExecutorConfig:
     gpus: tuple[str, ...] | None = None
     #: seconds between two looks at a folder another process holds
     poll_seconds: float = 5.0
+    #: seconds to wait for an existing scheduler to answer (``scheduler``) before giving up
+    connect_timeout: float = SCHEDULER_TIMEOUT
 
     def __post_init__(self) -> None:
         if self.kind not in EXECUTORS:
@@ -85,6 +121,8 @@ class ExecutorConfig:
             raise ValueError(f"retries must be an integer >= 0, got {self.retries!r}")
         if self.scheduler is not None and self.kind != "dask":
             raise ValueError("a scheduler address needs the dask executor (--executor dask)")
+        if self.scheduler is not None:
+            check_scheduler(self.scheduler)
         if self.kind == "serial" and self.workers not in (None, 1):
             raise ValueError(f"the serial executor runs one task at a time (workers {self.workers}); "
                              "use --executor processes or dask for more")

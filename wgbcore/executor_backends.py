@@ -109,11 +109,18 @@ class _Dask:
         self.gpus = cfg.gpu_list()
         if cfg.scheduler:
             sched = cfg.scheduler
-            if not sched.startswith(("tcp://", "tls://", "inproc://", "ucx://", "ws://", "wss://")) \
-                    and Path(sched).is_file():
-                self.client = Client(scheduler_file=sched, timeout=60)
-            else:
-                self.client = Client(sched, timeout=60)
+            wait = cfg.connect_timeout
+            try:
+                if "://" not in sched and Path(sched).is_file():
+                    self.client = Client(scheduler_file=sched, timeout=wait)
+                else:
+                    self.client = Client(sched, timeout=wait)
+            except (OSError, TimeoutError) as exc:   # a wrong host or port: seconds, one line
+                raise ConnectionError(f"no Dask scheduler answered at {sched} within {wait:g} s ({one_line(exc)}); "
+                                      "is `dask scheduler` running there and reachable from here?") from None
+            except Exception as exc:  # noqa: BLE001 - something answered, not a Dask scheduler (a proxy: a
+                # garbage frame length becomes a MemoryError in distributed's protocol)
+                raise ConnectionError(f"{sched} answered, but not as a Dask scheduler ({one_line(exc)})") from None
         else:
             self.client = Client(processes=True, n_workers=cfg.n_workers(), threads_per_worker=1,
                                  dashboard_address=None, silence_logs=logging.ERROR)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from wgbcore.config import parse_overrides
+from wgbcore.config import check_finite, parse_overrides
 
 __all__ = ["PROFILES", "DEFAULT_MEASURES", "TEST_SPLITS", "GENDER_RELATION", "TARGET_RELATION", "MIN_COUNT",
            "PipelineConfig", "parse_overrides"]
@@ -117,6 +117,7 @@ class PipelineConfig:
         from relext.debias import get_debiaser
         from relext.train import ExtractorConfig
 
+        check_finite(self)   # --set x=Infinity or a NaN min_score: refused before any folder is written
         s = self.settings()
         seeds = self.all_seeds()
         if not seeds or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in seeds):

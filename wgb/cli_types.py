@@ -1,0 +1,78 @@
+"""The typed option validators every command shares: one parameter type per kind of value, so
+an option given to several commands is refused in the same words by each, while the command
+line is parsed (exit code 2), before any folder is written.
+
+- :class:`FiniteFloat` (``FINITE``, ``NONNEG_FLOAT``, ``POS_FLOAT``, ``UNIT``, ``OPEN_UNIT``): a
+  float, optionally in a range; ``nan``, ``inf`` and ``-inf`` are refused (``click.FloatRange``
+  lets ``nan`` through every bound).
+- ``ALPHA`` / ``CONFIDENCE``: a level strictly between 0 and 1.
+- ``COUNT`` (whole numbers >= 0) and ``POSITIVE`` (>= 1): ``--top``, ``--min-count``, ``--epochs``.
+- :class:`SeedList` (``SEEDS``): ``--seeds`` through :func:`wgb.cli_protocol.parse_seeds`, which
+  names the exact item it refuses (``0,,1``, ``1-``, ``-1``, a seed twice).
+
+``--scheduler`` and the executor's other options are checked by
+:class:`wgbcore.executor.ExecutorConfig` (``wgb.cli_executor``); ``--protocol/--folds`` by
+:func:`wgb.cli_protocol.resolve_folds`. ``tests/test_cli_validation_round3.py`` walks every
+command and fails on a float option that does not use :class:`FiniteFloat`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+__all__ = ["FiniteFloat", "FINITE", "NONNEG_FLOAT", "POS_FLOAT", "UNIT", "OPEN_UNIT", "ALPHA", "CONFIDENCE",
+           "COUNT", "POSITIVE", "SeedList", "SEEDS"]
+
+
+class FiniteFloat(click.FloatRange):
+    """A finite float, optionally within ``[min, max]`` (``min_open``/``max_open``: bounds excluded)."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        if isinstance(value, float) and math.isfinite(value) or value is None:
+            return super().convert(value, param, ctx)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return super().convert(value, param, ctx)   # click's own "is not a valid float"
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number{self._range_words()}", param, ctx)
+        return super().convert(value, param, ctx)
+
+    def _range_words(self) -> str:
+        if self.min is None and self.max is None:
+            return ""
+        return f" (expected {self._describe_range()})"
+
+
+FINITE = FiniteFloat()
+NONNEG_FLOAT = FiniteFloat(min=0)
+POS_FLOAT = FiniteFloat(min=0, min_open=True)
+UNIT = FiniteFloat(0, 1)
+OPEN_UNIT = FiniteFloat(0, 1, min_open=True, max_open=True)
+ALPHA = OPEN_UNIT
+CONFIDENCE = OPEN_UNIT
+COUNT = click.IntRange(min=0)
+POSITIVE = click.IntRange(min=1)
+
+
+class SeedList(click.ParamType):
+    """``--seeds``: ``0,1,2``, ``0-9`` or ``0-4,7`` -> the list of seeds (see ``parse_seeds``)."""
+
+    name = "seeds"
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        if isinstance(value, list):
+            return value
+        from wgb.cli_protocol import parse_seeds
+
+        try:
+            return parse_seeds(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SEEDS = SeedList()
