@@ -23,7 +23,7 @@ Uncertainty, two kinds:
   obtained with different seeds (needs at least 2; the grid uses >= 3).
 
 A per-run gap is *flagged* when its bootstrap interval excludes 0. Across runs, flags and
-verdicts come from :mod:`relext.design`, whose two-level bootstrap combines both kinds of
+verdicts come from :mod:`wgbstats.design`, whose two-level bootstrap combines both kinds of
 uncertainty (seeds and test entities), with a multiplicity correction.
 """
 from __future__ import annotations
@@ -264,7 +264,7 @@ class SeedInterval:
     @property
     def flagged(self) -> bool:
         """Seed variance only, so only a hint: verdicts and report flags come from the combined
-        seed x entity design (:mod:`relext.design`). Never from fewer than 3 seeds or a zero-width
+        seed x entity design (:mod:`wgbstats.design`). Never from fewer than 3 seeds or a zero-width
         interval (identical seeds say nothing about the seed variance)."""
         return bool(self.n >= 3 and self.std > 1e-12 and (self.ci_low > 0 or self.ci_high < 0))
 

@@ -1,5 +1,5 @@
-"""pandas DataFrames of the study-design layer's results: :class:`relext.design.Estimate` and
-:class:`relext.design.Verdict` objects as rows, intervals as ``*_low`` / ``*_high`` columns
+"""pandas DataFrames of the study-design layer's results: :class:`wgbstats.design.Estimate` and
+:class:`wgbstats.design.Verdict` objects as rows, intervals as ``*_low`` / ``*_high`` columns
 (also importable from :mod:`relext.score`)."""
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ def _flat(d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def estimates_df(estimates, *, flags: Sequence[Mapping] | None = None):
-    """A pandas DataFrame of :class:`relext.design.Estimate` objects: a sequence, or a mapping
+    """A pandas DataFrame of :class:`wgbstats.design.Estimate` objects: a sequence, or a mapping
     ``name -> Estimate`` (the names become a ``name`` column); ``flags``: the list
-    :func:`relext.design.flags` returned for them (adds ``p_adjusted``, ``flagged``)."""
+    :func:`wgbstats.design.flags` returned for them (adds ``p_adjusted``, ``flagged``)."""
     import pandas as pd
 
     items = list(estimates.items()) if isinstance(estimates, Mapping) else [(None, e) for e in estimates]
@@ -42,7 +42,7 @@ def estimates_df(estimates, *, flags: Sequence[Mapping] | None = None):
 
 
 def verdicts_df(verdicts):
-    """A pandas DataFrame of :class:`relext.design.Verdict` objects, one row per claim."""
+    """A pandas DataFrame of :class:`wgbstats.design.Verdict` objects, one row per claim."""
     import pandas as pd
 
     return pd.DataFrame([_flat(v.to_dict()) for v in verdicts])

@@ -123,7 +123,7 @@ def grid_document(summary: dict, *, images: bool = True):
                 "(needs runs with per-entity counts; none here, so nothing is bold).")
              + " Fewer than 3 seeds never flag.")
     if rep.get("claims"):
-        from relext.design import Verdict
+        from wgbstats.design import Verdict
         from relext.studies.claims import claims_table, plan_paragraph, population_sections
 
         doc.heading("The paper's claims: verdicts")

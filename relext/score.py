@@ -222,7 +222,8 @@ def _single_run(run: RunPredictions, *, n_resamples: int, confidence: float, see
 
 def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidence: float, seed: int,
                   alpha: float) -> list[GapRow]:
-    from relext.design import Design, StudyCounts, flags
+    from wgbstats.design import Design, flags
+    from relext.study_counts import StudyCounts
 
     ids = gender = fold = None
     counts: dict[int, np.ndarray] = {}

@@ -43,7 +43,7 @@ def _run_summary(g: str) -> str:
         gone = _load(RECORD)["withdrawn"] if (ROOT / RECORD).exists() else []
         if not gone:
             return ""
-        from relext.design import DESIGN_VERSION
+        from wgbstats.design import DESIGN_VERSION
 
         quick = "results/wgb_run/quick"
         return (f"- **The main job** ([guide]({g}main-job.md)): its multi-seed reports ("

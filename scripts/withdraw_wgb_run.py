@@ -149,7 +149,7 @@ def _what(e: dict) -> str:
 
 
 def _why(e: dict, texts: dict = REASONS) -> str:
-    from relext.design import DESIGN_VERSION
+    from wgbstats.design import DESIGN_VERSION
 
     return "; ".join(texts[r].format(design_version=e["design_version"], today=DESIGN_VERSION)
                      for r in e["reasons"])

@@ -15,11 +15,11 @@ def _mod():
 
 
 def test_more_seeds_shrink_the_seed_and_interaction_parts_only():
-    """The plan's MDE is the design layer's (relext.design_verdicts.mde_at_seeds, whatever its
+    """The plan's MDE is the design layer's (wgbstats.verdicts.mde_at_seeds, whatever its
     reference): at today's seeds today's MDE, larger than the normal's with 5 seeds, shrinking with
     more seeds to about the persons' floor (the normal's quantiles on the entity part alone; the
     reference may spend a little of the level on the seed part even then)."""
-    from relext.design_verdicts import mde_at_seeds, z_total
+    from wgbstats.verdicts import mde_at_seeds, z_total
 
     m = _mod()
     parts = {"seed": 4e-6, "entity": 9e-6, "interaction": 1e-6, "total": 14e-6}

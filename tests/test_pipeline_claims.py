@@ -10,7 +10,7 @@ import inspect
 import numpy as np
 import pytest
 
-from relext.design import Estimate
+from wgbstats.design import Estimate
 from support.propagation_data import SEEDS, _pairs, exposure_study, extractor_study, synthetic_study
 from wgb.pipeline.answer import CLAIMS, NOT_APPLICABLE, ClaimBook, TautologyError, analyse, facts_estimate
 from wgb.pipeline.nulls import DataNull, FactsNull, embedding_excess, exposure_cells, exposure_holds, strata_of

@@ -47,7 +47,8 @@ def test_bias_result_to_df(tmp_path):
 def test_design_estimates_and_verdicts_to_df():
     import numpy as np
 
-    from relext.design import Claim, Design, StudyCounts, flags, verdicts
+    from wgbstats.design import Claim, Design, flags, verdicts
+    from relext.study_counts import StudyCounts
     from relext.score import estimates_df, verdicts_df
 
     rng = np.random.default_rng(0)

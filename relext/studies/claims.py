@@ -34,8 +34,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from relext.study_counts import StudyCounts
 from wgbstats.design import (
-    MIN_SEEDS, Claim, Design, Estimate, StudyCounts, Verdict, flags, iut_claim, verdicts,
+    MIN_SEEDS, Claim, Design, Estimate, Verdict, flags, iut_claim, verdicts,
 )
 from relext.studies.claims_text import (  # noqa: F401 - the tables' names, re-exported for callers
     LABELS, claims_table, combo_label, df_text, level_text, members_text, plan_paragraph, population_label,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from relext.design import Verdict
+from wgbstats.design import Verdict
 from relext.studies.status import BEFORE, INTERIM, label_of
 
 
@@ -101,7 +101,7 @@ def _decide_cell(v: Verdict) -> str:
 
 def df_text(df: float | None) -> str:
     """A plug-in degrees of freedom as the tables show them ("normal" beyond DF_MAX)."""
-    from relext.design_verdicts import DF_MAX
+    from wgbstats.verdicts import DF_MAX
 
     if df is None:
         return "-"

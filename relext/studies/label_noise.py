@@ -17,7 +17,7 @@ extractor can read the relation from it.
   of :mod:`relext.evaluate`, or the ``predicted`` / name forms of :mod:`relext.score`; under
   cross-fitting the fold runs' held-out predictions) and returns the spouse F1 gap with and
   without those bags, and their paired difference, with the entity bootstrap of
-  :mod:`relext.design` (seeds x entities from 3 runs up; the entity-only interval for 1-2 runs).
+  :mod:`wgbstats.design` (seeds x entities from 3 runs up; the entity-only interval for 1-2 runs).
   A bag is found by its ``sentence_ids``, else by ``(entity_id, tail)``, else by a ``bag_id`` of
   the form ``<entity_id>|<tail>`` (the tail id of :mod:`wikigenderbias.opennre` exports).
 """
@@ -212,7 +212,8 @@ def spouse_gap_sensitivity(runs: Sequence, ev: SpouseEvidence, *, rule: str = "a
     list of ``(where, row)`` prediction rows or, cross-fitted, ``{fold: rows}``
     (:func:`read_run_rows`); several runs are seeds. Cross-fitted runs resample persons within fold
     and gender. ``population`` ("test" / "distant") keeps the persons of one population."""
-    from relext.design import Design, StudyCounts
+    from wgbstats.design import Design
+    from relext.study_counts import StudyCounts
 
     if not runs:
         raise ValueError("no runs")

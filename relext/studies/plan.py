@@ -5,7 +5,7 @@ once, at the sample its plan fixes; looking at the verdicts as seeds accrue and 
 they please is what the plan rules out. :func:`study_plan` / :func:`grid_plan` build the plan from
 the study's config: the claims (names and definitions), the families Holm corrects over (one per
 population), the seeds of every variant or combination, the folds, the stopping rule, the design
-version (:data:`relext.design.DESIGN_VERSION`) and :func:`claims_sha256`, a hash of the claim
+version (:data:`wgbstats.design.DESIGN_VERSION`) and :func:`claims_sha256`, a hash of the claim
 definitions serialised canonically (:func:`canonical_claims`: a claim's function is pinned by its
 value on a fixed probe input, so two definitions with the same wording but other arithmetic hash
 apart).
@@ -115,7 +115,7 @@ def claims_sha256(specs_or_canonical: Sequence) -> str:
 # --------------------------------------------------------------------------------------------
 def _plan(study: str, specs: Sequence, seeds: Mapping[str, Sequence[int]], *, folds: int | None, fold_seed: int,
           rule: str, alpha: float, n_resamples: int, bootstrap_seed: int, units: str) -> dict:
-    from relext.design import DESIGN_VERSION
+    from wgbstats.design import DESIGN_VERSION
 
     canon = canonical_claims(specs)
     names = [c["name"] for c in canon]

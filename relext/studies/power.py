@@ -7,7 +7,7 @@ persons (3,665 men, 1,504 women) are judged, each by a model that never saw them
 
 **Method.** From the committed per-entity counts of a study (``entity_counts.npz`` of each run):
 
-1. :class:`relext.design.Design` estimates each claim (its statistic, its variants paired on the
+1. :class:`wgbstats.design.Design` estimates each claim (its statistic, its variants paired on the
    seeds they share, exactly as the study's verdicts) with its combined (seeds x entities),
    entity-only (seeds fixed) and seed-only bootstrap standard errors: an *entity part*
    ``se_entity**2`` (the test persons' sampling noise) and a *seed part*
@@ -17,7 +17,7 @@ persons (3,665 men, 1,504 women) are judged, each by a model that never saw them
 2. The entity part is **projected to the cross-fitted population** by resampling persons within
    gender *up to* the population's size: each bootstrap replicate draws 3,665 men from the 255 test
    men and 1,504 women from the 268 test women (multinomial weights), and the claim's statistic is
-   recomputed on the replicate's totals (:func:`projected_entity_se`). This **assumes that the
+   recomputed on the replicate's totals (:func:`wgbstats.power.projected_unit_se`). This **assumes that the
    distant (train / validation) persons behave like the test persons**: the distant persons carry
    no crowd-checked labels, and their real per-person variability may differ; the plan is replaced
    by measured MDEs once the cross-fitted runs exist.
@@ -29,7 +29,8 @@ persons (3,665 men, 1,504 women) are judged, each by a model that never saw them
    first step (``alpha / m`` over the ``m`` claims of the study), 80% power, two-sided; the power
    at the observed effect ``d`` is ``Phi(|d| / se - z) + Phi(-|d| / se - z)``.
 
-The committed plans are ``results/re_crossfit/plan.{json,md}``
+The generic parts (power at an effect, seeds for a target, the projection) are
+:mod:`wgbstats.power`; this module is the relation-extraction study's plan. The committed plans are ``results/re_crossfit/plan.{json,md}``
 (``scripts/study/power_plan.py``); :func:`plan_markdown` renders its tables for the docs page.
 """
 from __future__ import annotations
@@ -42,9 +43,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from relext.design import Design, StudyCounts, base_metrics
-from relext.design_verdicts import z_quantile, z_total
 from relext.studies.claims import ClaimSpec
+from wgbstats.counts import StudyCounts
+from wgbstats.design import Design
+from wgbstats.power import power_at, projected_entity_se, projected_unit_se, seeds_needed  # noqa: F401 (re-exported)
+from wgbstats.verdicts import z_total
+
+_seeds_needed = seeds_needed
 
 #: Persons of the release by gender (train + validation + male_test + female_test).
 POPULATION = {"male": 3665, "female": 1504}
@@ -59,16 +64,6 @@ GOAL_MDE = 0.01
 ALPHA = 0.05
 POWER = 0.8
 _RUN = re.compile(r"^(?P<name>.+)-(?P<selector>attention|average|one)-seed(?P<seed>\d+)$")
-
-
-def power_at(effect: float, se: float, level: float) -> float:
-    """Two-sided power of a z-test at ``level`` for a true effect ``effect`` with standard error ``se``."""
-    from scipy.stats import norm
-
-    if not se > 0:
-        return float("nan")
-    za, d = z_quantile(1 - level / 2), abs(effect) / se
-    return float(norm.cdf(d - za) + norm.cdf(-d - za))
 
 
 #: The kinds of claim the goal (MDE <= GOAL_MDE under cross-fitting) is about: gender gaps.
@@ -110,32 +105,6 @@ def find_runs(runs_dir: str | Path, *, key: str = "variant",
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# The projection
-# --------------------------------------------------------------------------------------------
-def projected_entity_se(data: StudyCounts, spec: ClaimSpec, seeds: Sequence[int], targets: Mapping[str, int], *,
-                        n_resamples: int = 2000, seed: int = 0) -> float:
-    """Entity-only bootstrap SE of ``spec``'s statistic (seeds fixed, averaged as in the design)
-    when ``targets[g]`` persons of gender ``g`` are drawn (with replacement) from the study's test
-    persons of that gender: the sampling noise of a population of that size that behaves like the
-    test persons. With ``targets`` = the test counts this is the design's entity-only bootstrap."""
-    rng = np.random.default_rng([seed, *(int(targets[g]) for g in ("male", "female"))])
-    weights = {}
-    for g in ("male", "female"):
-        e = int(np.sum(data.gender == g))
-        weights[g] = rng.multinomial(int(targets[g]), np.full(e, 1.0 / e), size=n_resamples).astype(float)
-    metrics = {}
-    for v in spec.variants:
-        c = np.stack([data.counts[v][s] for s in seeds]).astype(float)           # (S, E, R, 3)
-        totals = {}
-        for g in ("male", "female"):
-            cg = c[:, data.gender == g]
-            flat = cg.transpose(1, 0, 2, 3).reshape(cg.shape[1], -1)
-            totals[g] = (weights[g] @ flat).reshape(n_resamples, c.shape[0], c.shape[2], 3)
-        metrics[v] = {k: x.mean(axis=1) for k, x in base_metrics(totals["male"], totals["female"]).items()}
-    return float(np.std(np.asarray(spec.fn(metrics), dtype=float), ddof=1))
-
-
 @dataclass
 class ClaimPower:
     claim: str
@@ -168,16 +137,6 @@ class ClaimPower:
         for k in ("mde_crossfit", "power_crossfit", "mde_crossfit_test_population", "mde_fold_averaged"):
             d[k] = {str(s): v for s, v in d[k].items()}
         return d
-
-
-def _seeds_needed(var_e: float, var_s: float, s0: int, target_sd: float, cap: int = 1000) -> int | None:
-    """Fewest seeds S with var_e + var_s * s0 / S <= target_sd**2 (None when the entity part alone
-    exceeds it, or more than ``cap`` would be needed)."""
-    room = target_sd ** 2 - var_e
-    if room <= 0:
-        return None
-    n = max(2, math.ceil(var_s * s0 / room)) if var_s > 0 else 2
-    return n if n <= cap else None
 
 
 def _statistic_power(design: Design, name: str, statistic: str, kind: str, direction: int, variants: Sequence[str],

@@ -1,14 +1,14 @@
 """No stale verdict: what a claims table was computed from, and its verdicts re-derived.
 
 Every claims table a study writes (``claims.json``, the ``design_report`` of ``results.json``)
-records :data:`relext.design.DESIGN_VERSION` (``design_version``: the inference rules it was
+records :data:`wgbstats.design.DESIGN_VERSION` (``design_version``: the inference rules it was
 decided under) and ``inputs`` (:func:`inputs_fingerprint`: the sha256 of every ``entity_counts.npz``
 and ``eval.json`` it was computed from, paths relative to the study folder, and one sha256 over
 them). :func:`recheck_file` re-derives a committed table under today's rules from its own numbers
 alone, without a bootstrap: each claim's (and each intersection-union part's) p-value from its
 value and standard errors (combined and seed-only), its seeds and the persons' degrees of freedom,
-by the design layer's own test (:func:`p_value_of`: :func:`relext.design_verdicts.reference_p_value`,
-the seed reference of :mod:`relext.design_reference`), the intersection-union p-value, Holm
+by the design layer's own test (:func:`p_value_of`: :func:`wgbstats.verdicts.reference_p_value`,
+the seed reference of :mod:`wgbstats.reference`), the intersection-union p-value, Holm
 across each family (one per population), the verdict (and, for
 the main job, "not applicable" without its premises); and it re-hashes the committed count files.
 It returns one line per disagreement: design version, changed or missing inputs, a p-value or a
@@ -73,7 +73,7 @@ def inputs_fingerprint(runs: Mapping[Any, Any], base: str | Path) -> dict:
 
 def stamp(report: dict, runs: Mapping[Any, Any], base: str | Path) -> dict:
     """``report`` with ``design_version`` and ``inputs`` (:func:`inputs_fingerprint`)."""
-    from relext.design import DESIGN_VERSION
+    from wgbstats.design import DESIGN_VERSION
 
     report["design_version"] = DESIGN_VERSION
     report["inputs"] = inputs_fingerprint(runs, base)
@@ -85,9 +85,9 @@ TEST_FIELDS = ("se", "se_seed", "df", "df_entity", "n_seeds", "degenerate")
 
 
 def enrich(verdicts: Sequence, claims: Sequence) -> None:
-    """Record on each verdict what re-deriving it needs and :class:`relext.design.Verdict` does not
+    """Record on each verdict what re-deriving it needs and :class:`wgbstats.design.Verdict` does not
     hold: :data:`TEST_FIELDS` of its estimate in ``extra`` (where the verdict has no such field),
-    and on each intersection-union part (``claims``: the :class:`relext.design.Claim` list the
+    and on each intersection-union part (``claims``: the :class:`wgbstats.design.Claim` list the
     verdicts were made of, in order)."""
     for v, c in zip(verdicts, claims):
         extra = v.extra
@@ -110,9 +110,9 @@ def _num(x) -> float:
 def p_value_of(value: float, se: float, se_seed: float, n_seeds: int, df: float | None = None,
                df_entity: float | None = None) -> float:
     """An estimate's two-sided p-value from its recorded numbers, by the test the design layer
-    applies to it (:func:`relext.design_verdicts.reference_p_value`; Student's t at ``df`` where
+    applies to it (:func:`wgbstats.verdicts.reference_p_value`; Student's t at ``df`` where
     the layer has no other)."""
-    from relext import design_verdicts as dv
+    from wgbstats import verdicts as dv
 
     if not hasattr(dv, "reference_p_value"):
         return dv.t_p_value(value, se, df)
@@ -125,8 +125,8 @@ def p_value_of(value: float, se: float, se_seed: float, n_seeds: int, df: float 
 
 def _p(row: Mapping, where: str) -> tuple[float, str | None]:
     """(p-value, why degenerate) of one recorded estimate under today's rules
-    (:func:`relext.design.estimate_from_replicates`)."""
-    from relext.design import MIN_SEEDS
+    (:func:`wgbstats.design.estimate_from_replicates`)."""
+    from wgbstats.design import MIN_SEEDS
 
     missing = [k for k in ("se", "se_seed", "n_seeds") if row.get(k) is None]
     if missing:
@@ -177,7 +177,7 @@ def _close(a, b) -> bool:
 def recheck_family(claims: Sequence[Mapping], *, alpha: float, interim: bool = False,
                    where: str = "") -> list[str]:
     """The disagreements of one family (Holm across it) with today's rules."""
-    from relext.design_verdicts import adjust
+    from wgbstats.verdicts import adjust
 
     if not claims:
         return []
@@ -235,7 +235,7 @@ def recheck_inputs(inputs: Mapping | None, base: Path) -> list[str]:
 
 
 def _version_problem(rep: Mapping) -> str | None:
-    from relext.design import DESIGN_VERSION
+    from wgbstats.design import DESIGN_VERSION
 
     v = rep.get("design_version")
     if v is None:

@@ -123,7 +123,7 @@ def budget_sentence(budget: dict) -> str:
 
 
 def _claims(doc, rep: dict) -> None:
-    from relext.design import Verdict
+    from wgbstats.design import Verdict
     from relext.studies.claims import claims_table, population_label, population_sections
 
     d = rep["design"]

@@ -1,6 +1,6 @@
 """Known-answer calibration of the design layer's tests at the levels they are used at.
 
-Simulates studies of the model in :mod:`relext.design_calibration` (the seed-dominated case, a mixed
+Simulates studies of the model in :mod:`wgbstats.calibration` (the seed-dominated case, a mixed
 case, persons dominating, a heavy seed x person interaction) with 3, 5 and 10 seeds at the committed
 person counts (the annotated test persons: 255 men, 268 women; all persons: 3,665 men, 1,504
 women, from the cross-fitted runs' ``entity_counts.npz``), and writes, for the layer's test and for
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from relext.design_calibration import SCENARIOS, binomial_upper, coverage, simulate, true_se
+from wgbstats.calibration import SCENARIOS, binomial_upper, coverage, simulate, true_se
 from wgbcore.atomicio import atomic_savefig, atomic_write_json, atomic_write_text
 
 ALPHA = 0.05

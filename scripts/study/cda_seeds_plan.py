@@ -10,8 +10,8 @@ baseline's own claims hardly move: their seed part is small), on all persons:
 
     MDE(S) = (t(1 - level/2) + t(0.8)) * sqrt(seed part * 5/S + person part + interaction * 5/S)
 
-(the parts of :func:`relext.design_verdicts.variance_parts`; the quantiles of Student's t at the
-df that S seeds give, :func:`relext.design_verdicts.mde_at_seeds`; under design version 1, when
+(the parts of :func:`wgbstats.verdicts.variance_parts`; the quantiles of Student's t at the
+df that S seeds give, :func:`wgbstats.verdicts.mde_at_seeds`; under design version 1, when
 the committed plan was written, they were the normal's), at two levels: the one Holm tested
 the claim at in the committed 13-claim study, and Holm's first step (alpha/13, the strictest).
 The runs below make a study of `none` and `cda` alone, whose family has fewer claims: these
@@ -52,13 +52,13 @@ def runs(runs_dir: Path) -> dict[tuple[str, int], list[Path]]:
 
 
 def mde_at(parts: dict, n0: int, s: float, level: float) -> float:
-    from relext.design_verdicts import mde_at_seeds
+    from wgbstats.verdicts import mde_at_seeds
 
     return mde_at_seeds(parts, n0, s, alpha_level=level)
 
 
 def plan() -> dict:
-    from relext.design_verdicts import variance_parts
+    from wgbstats.verdicts import variance_parts
     from relext.studies.claims import claim_specs, design_for_runs
 
     t0, load = time.perf_counter(), [round(x, 2) for x in os.getloadavg()]

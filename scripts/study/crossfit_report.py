@@ -32,7 +32,7 @@ CROSS = "results/re_crossfit/debias/claims.json"
 
 def entity_mde(c: dict, m: int, alpha: float = 0.05) -> float | None:
     """z(1 - alpha/(2m)) + z(0.8) times the entity-only SE (from the entity-only 95% interval)."""
-    from relext.design_verdicts import z_total
+    from wgbstats.verdicts import z_total
 
     lo, hi = c.get("ci_entity") or [None, None]
     if lo is None or hi is None or not all(map(math.isfinite, (lo, hi))):

@@ -15,7 +15,7 @@ its runs"); the 5-seed study stays the one registered before its claims could be
 * stopping rule: a fixed sample. Verdicts are made once, when all 250 fold runs are done; a look
   before that shows estimates labelled "interim: not decided";
 * the MDE of each claim at 80% power with 5 seeds (today) and 10 seeds of every arm, under the
-  design layer's seed reference (`relext.design_verdicts.mde_at_seeds`, design version 2), at
+  design layer's seed reference (`wgbstats.verdicts.mde_at_seeds`, design version 2), at
   Holm's first step alpha/13 (conservative: later steps test at larger levels), on all persons.
 
     python scripts/study/debias_ten_seeds_plan.py   # -> results/re_crossfit/debias_ten_seeds_plan.{json,md}
@@ -42,8 +42,9 @@ ALPHA, M_CLAIMS = 0.05, 13
 
 
 def plan() -> dict:
-    from relext.design import DESIGN_VERSION, StudyCounts, Design
-    from relext.design_verdicts import mde_at_seeds, variance_parts
+    from wgbstats.design import DESIGN_VERSION, Design
+    from relext.study_counts import StudyCounts
+    from wgbstats.verdicts import mde_at_seeds, variance_parts
     from relext.studies.claims import claim_specs, population_views
     from relext.studies.plan import claims_sha256
 

@@ -75,7 +75,7 @@ def write_docs(out: Path, page: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from relext.design import StudyCounts
+    from relext.study_counts import StudyCounts
     from relext.studies import power
     from relext.studies.claims import claim_specs, grid_claim_specs
     from wgbcore.atomicio import atomic_write_json

@@ -174,7 +174,8 @@ def test_subsample_keeps_whole_articles_and_other_splits():
 def test_claims_with_disjoint_seeds_are_undecided_and_halves_use_each_claims_seeds():
     import numpy as np
 
-    from relext.design import Design, StudyCounts
+    from wgbstats.design import Design
+    from relext.study_counts import StudyCounts
     from relext.studies.claims import claim_specs, evaluate_claims, half_split
     from wikigenderbias.schema import RELATIONS
 
@@ -210,7 +211,7 @@ def test_paper_wording_hypernym_smallest_birthdate_little():
     'birthDate has the smallest F1 gap' is gone."""
     import numpy as np
 
-    from relext.design import Design
+    from wgbstats.design import Design
     from relext.studies.claims import claim_specs, evaluate_claims
 
     d = Design(f1_study(np.random.default_rng(0), {"none": BASE}, noise=0.005), n_resamples=300)
@@ -234,7 +235,7 @@ def test_every_variant_ranges_over_the_paper_variants_with_an_intersection_union
     variants, duplicate included, was negative)."""
     import numpy as np
 
-    from relext.design import Design
+    from wgbstats.design import Design
     from relext.studies.claims import claim_specs, evaluate_claims, is_paper_variant
 
     assert is_paper_variant("anonymize[ner=gazetteer]+cda") and not is_paper_variant("hard_debias[freeze=true]")
@@ -259,7 +260,7 @@ def test_every_variant_claim_holds_its_level_when_one_variant_has_no_gap():
     gap, so 'every variant favours men' is false; it is supported in at most ~alpha of studies."""
     import numpy as np
 
-    from relext.design import Design
+    from wgbstats.design import Design
     from relext.studies.claims import claim_specs, evaluate_claims
 
     rng = np.random.default_rng(3)
@@ -276,7 +277,7 @@ def test_every_variant_claim_holds_its_level_when_one_variant_has_no_gap():
 def test_halves_split_persons_and_need_three_seeds_per_half():
     import numpy as np
 
-    from relext.design import Design
+    from wgbstats.design import Design
     from relext.studies.claims import claim_specs, evaluate_claims, half_split, person_halves
 
     data = f1_study(np.random.default_rng(4), {"none": BASE, "cda": BASE}, seeds=6, n=30, folds=4)
@@ -315,7 +316,7 @@ def test_cda_gain_reported_against_duplicate():
     duplicate as the claim about counterfactual data."""
     import numpy as np
 
-    from relext.design import Design
+    from wgbstats.design import Design
     from relext.studies.debias import training_budget
     from relext.studies.report import budget_sentence
 
@@ -335,7 +336,8 @@ def test_two_populations_side_by_side_never_pooled():
     stratum's size."""
     import numpy as np
 
-    from relext.design import Design, StudyCounts, entity_weights
+    from wgbstats.design import Design, entity_weights
+    from relext.study_counts import StudyCounts
     from relext.studies.claims import claim_specs, claims_by_population, population_sections
     from wgbcore.render import Document
 

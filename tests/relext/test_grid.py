@@ -191,7 +191,7 @@ def test_grid_claims_worded_as_the_paper():
     RNN+attention, where spouse has; hypernym the smallest F1 gap."""
     import numpy as np
 
-    from relext.design import Design
+    from wgbstats.design import Design
     from relext.studies.claims import evaluate_claims, grid_claim_specs
     from support.claims_data import BASE, f1_study
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from relext.design import Design, StudyCounts
+from wgbstats.design import Design
+from relext.study_counts import StudyCounts
 from relext.studies import power
 from relext.studies.claims import ClaimSpec, claim_specs, grid_claim_specs
 from wikigenderbias.schema import RELATIONS

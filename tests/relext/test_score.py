@@ -76,7 +76,8 @@ def test_predicted_labels_form_equals_scores_under_argmax(tmp_path):
 
 
 def test_several_runs_use_the_two_level_design(tmp_path):
-    from relext.design import Design, StudyCounts
+    from wgbstats.design import Design
+    from relext.study_counts import StudyCounts
     from relext.fairness import entity_counts
     from relext.evaluate import argmax_decisions, PredictionTable
     from relext.score import score_files

@@ -57,7 +57,7 @@ def study(tmp_path_factory):
 
 
 def test_the_plan_is_written_before_the_first_run_and_its_verdicts_are_final(study):
-    from relext.design import DESIGN_VERSION
+    from wgbstats.design import DESIGN_VERSION
     from relext.studies.claims import grid_claim_specs
     from relext.studies.plan import BEFORE, canonical_claims, claims_sha256
 

@@ -19,13 +19,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from relext.design import Claim, Estimate, verdicts
+from wgbstats.design import Claim, Estimate, verdicts
 from wgb.pipeline.nulls import DATA_PARTS, FACTS_KEYS, DataNull, FactsNull, embedding_excess, exposure
 from wgb.pipeline.propagation import ENTITY_LEVEL, PARTS, SEED_LEVEL, Propagation, as_row
 
 ITEM_LEVEL = "seeds × items"
 NOT_APPLICABLE = "not applicable"
-#: The verdicts of a run: relext.design's three, and "not applicable" for a claim whose premise
+#: The verdicts of a run: wgbstats.design's three, and "not applicable" for a claim whose premise
 #: is not supported.
 VERDICTS = ("supported", "contradicted", "undecided", NOT_APPLICABLE)
 

@@ -34,7 +34,7 @@ person who has the opportunity for it (a spurious holding of o only on a person 
 pair to o), with the same probability for every such pair whatever the person's gender. Each
 seed's extracted graph gets ``n_draws`` such graphs; their bias added (module
 :mod:`wgb.pipeline.propagation`) under any entity weights gives ``observed - null mean``,
-estimated with the seed x entity bootstrap of :mod:`relext.design` (persons resampled within
+estimated with the seed x entity bootstrap of :mod:`wgbstats.design` (persons resampled within
 gender x fold strata), paired with every other estimate of the run.
 
 **Retraining control of the embedding measures** (:func:`embedding_excess`). Embeddings are trained
@@ -45,7 +45,7 @@ items: ``|gold_s'| - |gold_s|``; error-born and missed items have no counterpart
 data: 0). The estimate is the seed mean of the observed part minus the mean over ordered seed pairs
 of the control, with a bootstrap that draws seeds *and* items (multinomial item weights), paired
 between the observed part and its control; its test is studentized
-(:func:`relext.design.estimate_from_replicates`).
+(:func:`wgbstats.design.estimate_from_replicates`).
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from relext.design import Estimate, estimate_from_replicates
+from wgbstats.design import Estimate, estimate_from_replicates
 
 #: Gender-blind graphs drawn per seed and extracted graph.
 N_DRAWS = 100
@@ -443,8 +443,8 @@ def _pair_estimate(obs: np.ndarray, ctrl: np.ndarray, draws: np.ndarray, w_items
                    seeds: list[int], confidence: float) -> dict:
     """obs (S, I), ctrl (S, S, I): the :class:`Estimate` of observed - control with replicates
     over seeds and items, seeds only and items only (the seed draw's spread scaled by
-    sqrt(S / (S - 1)), as in :mod:`relext.design`), through
-    :func:`relext.design.estimate_from_replicates` (items in the place of entities)."""
+    sqrt(S / (S - 1)), as in :mod:`wgbstats.design`), through
+    :func:`wgbstats.design.estimate_from_replicates` (items in the place of entities)."""
     S = obs.shape[0]
     nan2 = [float("nan")] * 2
     if S == 0:

@@ -11,9 +11,9 @@ article is one *test entity* (its head person). Per seed and extractor we have
 * per entity, the set of hypernym values (items) the person holds in each graph, from which the
   ``data`` bias of every item is recomputed under any entity weights.
 
-The first two go into one :class:`relext.design.StudyCounts` (variants ``extraction:<v>`` and
-``graph:<v>``), the third through :meth:`relext.design.Design.estimate_weighted`: every estimate is
-the two-level (seed x test entity) bootstrap of :mod:`relext.design`, paired across extractors,
+The first two go into one :class:`wgbstats.design.StudyCounts` (variants ``extraction:<v>`` and
+``graph:<v>``), the third through :meth:`wgbstats.design.Design.estimate_weighted`: every estimate is
+the two-level (seed x test entity) bootstrap of :mod:`wgbstats.design`, paired across extractors,
 between extraction and graph, and with the gold graph. Embedding measures are computed once per
 seed on embeddings trained on the whole graph, so their parts here are intervals over seeds only
 (Student t): resampling test entities would mean retraining the embeddings. The run's claims do not
@@ -41,7 +41,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from relext.design import MIN_SEEDS, Design, Estimate, StudyCounts
+from wgbstats.design import MIN_SEEDS, Design, Estimate
+from relext.study_counts import StudyCounts
 from wgb.pipeline.config import TARGET_RELATION, TEST_SPLITS
 from wgb.pipeline.pairs import Pairs, norm, pair_outcomes, pairs_of
 

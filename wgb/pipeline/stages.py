@@ -332,7 +332,7 @@ def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[st
                                 bootstrap_seed=0)
         analysis["scales"] = scales(study, analysis, analyse(prop_test, min_count=cfg.min_count), cfg.min_count)
     analysis["protocol"] = cfg.resolved_protocol()
-    from relext.design import DESIGN_VERSION
+    from wgbstats.design import DESIGN_VERSION
 
     analysis["design_version"] = DESIGN_VERSION      # the inference rules its verdicts were made under
     extraction = {}

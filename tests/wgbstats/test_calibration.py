@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from relext import design_reference as ref
-from relext.design_calibration import SCENARIOS, check_design_agrees, coverage, simulate
+from wgbstats import reference as ref
+from wgbstats.calibration import SCENARIOS, check_design_agrees, coverage, simulate
 
 N_MALE, N_FEMALE = 255, 268          # the annotated test persons of the cross-fitted runs
 SIMS = 10_000

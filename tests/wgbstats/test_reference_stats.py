@@ -28,8 +28,8 @@ from scipy import stats
 
 from support import reference_stats as rs
 
-from relext import design_reference
-from relext.design import Design, Estimate, StudyCounts, holm, intersection_union
+from wgbstats import reference as design_reference
+from wgbstats.design import Design, Estimate, StudyCounts, holm, intersection_union
 from wikigenderbias.schema import RELATIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ STATS = {
 def counts():
     if not (RUNS / "none-attention-seed4-fold4" / "entity_counts.npz").exists():
         pytest.skip("the committed debiasing study's counts are not in this checkout")
-    return StudyCounts.from_runs(_runs(), rule="argmax")
+    return StudyCounts.from_runs(_runs(), rule="argmax", labels=RELATIONS)
 
 
 @pytest.fixture(scope="module", params=[("test", B_LAYER, B_REF), ("all", B_LAYER, B_REF),

@@ -7,14 +7,25 @@ import math
 import numpy as np
 import pytest
 
-from relext.design import (
-    Claim, Design, StudyCounts, adjust, benjamini_hochberg, bootstrap_p_value, flags, holm, power_plan,
+from dataclasses import dataclass
+
+from wgbstats.counts import StudyCounts as UnitCounts
+from wgbstats.design import (
+    Claim, Design, adjust, benjamini_hochberg, bootstrap_p_value, flags, holm, power_plan,
     verdicts,
 )
-from wikigenderbias.schema import RELATIONS
 
-R = len(RELATIONS)
-SPOUSE = RELATIONS.index("spouse")
+#: The classes of these simulations (class 0 the negative one); the design knows no relation.
+LABELS = ("none", "other", "spouse")
+R = len(LABELS)
+SPOUSE = LABELS.index("spouse")
+
+
+@dataclass
+class StudyCounts(UnitCounts):
+    """Counts labelled with this module's classes (how a package above binds its labels)."""
+
+    labels: tuple[str, ...] | None = LABELS
 N_POS = 1000  # gold positives per entity: recall is then a plain mean of per-entity rates
 
 
@@ -80,7 +91,7 @@ def test_interaction_is_counted_once_nominal_not_over_coverage():
     """Interaction-heavy design (5 seeds, sigma_I 0.1 against sigma_E 0.03): the crossed bootstrap
     counts the interaction three times (variance ratio ~2.1, normal-interval coverage ~0.995);
     corrected, the variance matches the truth and value -/+ 1.96 se covers nominally. (The seed
-    reference's interval is wider still where seeds could dominate: tests/relext/test_calibration.py.)"""
+    reference's interval is wider still where seeds could dominate: tests/wgbstats/test_calibration.py.)"""
     rng = np.random.default_rng(7)
     ratios, covered = [], 0
     for k in range(150):
@@ -103,7 +114,7 @@ def test_fold_effect_known_answer_coverage():
 
 
 def test_entity_resample_keeps_every_gender_fold_stratum():
-    from relext.design import entity_weights
+    from wgbstats.design import entity_weights
 
     data, _ = _simulate(np.random.default_rng(0), seeds=3, n_male=23, n_female=17, folds=4, sd_fold=0.01)
     w = entity_weights(data, 50, seed=1)
@@ -204,12 +215,12 @@ def test_verdicts_three_states_and_seed_plan():
     out = verdicts([Claim("gap favours men", "eo gap", 1, est), Claim("gap favours women", "eo gap", -1, est)])
     assert [v.verdict for v in out] == ["supported", "contradicted"]
     # a small effect drowned in seed noise: the seeds that would decide it, by the formula
-    from relext.design import Estimate
+    from wgbstats.design import Estimate
 
     e2 = Estimate(value=0.01, ci=[-0.01, 0.03], ci_seed=[-0.01, 0.03], ci_entity=[0.01, 0.01], se=0.01,
                   se_seed=0.01, se_entity=0.0, p_value=0.3, n_seeds=4, seeds=[0, 1, 2, 3], confidence=0.95)
     mde, n, note = power_plan(e2, alpha_level=0.05)
-    from relext.design_verdicts import mde_at_seeds, variance_parts
+    from wgbstats.verdicts import mde_at_seeds, variance_parts
 
     parts = variance_parts(e2)
     assert mde == pytest.approx(mde_at_seeds(parts, 4, 4, alpha_level=0.05), rel=1e-6)
@@ -226,9 +237,12 @@ def test_verdicts_three_states_and_seed_plan():
     assert n3 is None and "no seed count" in note3
 
 
-def test_study_counts_checks(tmp_path):
-    from relext.evaluate import write_entity_counts
+def write_entity_counts(path, arrays):
+    """A run's per-unit counts file as relation extraction writes it (npz, no pickles)."""
+    np.savez_compressed(path, **arrays)
 
+
+def test_study_counts_checks(tmp_path):
     ids = np.array(["a", "b", "c"])
     g = np.array(["male", "female", "male"])
     c = np.zeros((3, R, 3), dtype=np.int32)
@@ -244,11 +258,16 @@ def test_study_counts_checks(tmp_path):
         StudyCounts.from_runs({("v", 0): tmp_path / "r0"}, rule="threshold")
     with pytest.raises(ValueError, match="no test entity of gender"):
         StudyCounts(ids, np.array(["male"] * 3), {})
+    # the classes are data: labels name them, and a count of another width is refused
+    with pytest.raises(ValueError, match="counts of 3 classes, 2 labels"):
+        StudyCounts(ids, g, {"v": {0: c}}, labels=("none", "x"))
+    plain = UnitCounts(ids, g, {"v": {0: c}})
+    assert plain.class_labels() == ("0", "1", "2") and plain.unit_ids.tolist() == ids.tolist()
+    assert "eo_gap:2" in Design(plain, n_resamples=100).point("v", [0])
+    assert ok.class_labels() == LABELS and "eo_gap:spouse" in Design(ok, n_resamples=100).point("v", [0])
 
 
 def _write(run_dir, ids, gender, *, fold=None, population=None, seed=0):
-    from relext.evaluate import write_entity_counts
-
     run_dir.mkdir(parents=True, exist_ok=True)
     c = np.random.default_rng(seed).integers(0, 5, size=(len(ids), R, 3)).astype(np.int32)
     arrays = {"entity_ids": np.asarray(ids), "gender": np.asarray(gender), "counts_argmax": c}
@@ -315,7 +334,7 @@ def test_old_counts_without_folds_are_one_test_population(tmp_path):
 
 
 def _est(value, se, se_seed, se_entity, se_interaction=0.0, n_seeds=5, p=0.3):
-    from relext.design import Estimate
+    from wgbstats.design import Estimate
 
     return Estimate(value=value, ci=[value - 2 * se, value + 2 * se], ci_seed=[0, 0], ci_entity=[0, 0], se=se,
                     se_seed=se_seed, se_entity=se_entity, p_value=p, n_seeds=n_seeds, seeds=list(range(n_seeds)),
@@ -328,8 +347,8 @@ def test_power_floor_is_the_entity_variance_without_the_interaction():
     smallest count whose own reference reaches it); one below it by no seed count."""
     from scipy.stats import norm
 
-    from relext.design import power_needs, variance_parts
-    from relext.design_verdicts import _projected, mde_at_seeds, mde_factor
+    from wgbstats.design import power_needs, variance_parts
+    from wgbstats.verdicts import _projected, mde_at_seeds, mde_factor
 
     z = norm.ppf(0.975) + norm.ppf(0.8)
     e = _est(1.3 * z * math.sqrt(3e-5), math.sqrt(7e-5), math.sqrt(4e-5), math.sqrt(5e-5), math.sqrt(2e-5))
@@ -357,7 +376,7 @@ def test_power_floor_is_the_entity_variance_without_the_interaction():
 def test_intervals_beside_holm_verdicts_are_at_the_tested_level():
     """Holm tests the claim ranked k (0-based) at alpha/(m - k); its printed interval is at that
     level, so it excludes 0 exactly for the decided claims."""
-    from relext.design import Estimate, reference_p_value
+    from wgbstats.design import Estimate, reference_p_value
 
     rng = np.random.default_rng(5)
     claims = []
@@ -382,7 +401,7 @@ def test_intervals_beside_holm_verdicts_are_at_the_tested_level():
 
 
 def test_intersection_union_claim_is_the_largest_part_p_value():
-    from relext.design import intersection_union, iut_claim
+    from wgbstats.design import intersection_union, iut_claim
 
     a, b = _est(0.03, 0.01, 0.01, 0.0, p=0.001), _est(0.02, 0.01, 0.01, 0.0, p=0.04)
     p, side, details = intersection_union([("a", a, 1), ("b", b, 1)])
@@ -404,8 +423,8 @@ def test_a_p_value_is_not_limited_by_the_replicate_count():
     """The old percentile p-value could not go below 2/(B+1): with 2,000 replicates a claim against
     21 parts under Holm over 28 claims stayed undecided however strong the evidence. Studentized,
     an effect of 8 standard errors gives a p-value far below that floor, with any B."""
-    from relext.design import estimate_from_replicates
-    from relext.design_verdicts import Claim, verdicts
+    from wgbstats.design import estimate_from_replicates
+    from wgbstats.verdicts import Claim, verdicts
 
     rng = np.random.default_rng(0)
     reps = {"combined": rng.normal(-0.05, 0.00625, 200), "seed": rng.normal(-0.05, 0.001, 200),
