@@ -40,10 +40,10 @@ from typing import Callable
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from wgbcore.atomicio import atomic_write_json, atomic_write_text
 from wgbcore.config import check_fields
+from wgbcore.progress import progress as progress_bar
 from wgbcore.provenance import package_version
 from wgbcore.seeding import seed_everything
 
@@ -307,8 +307,10 @@ class _Run:
     def epochs(self, progress: bool | None, on_epoch_end: Callable[[int, dict], None] | None) -> None:
         """Train from the first epoch not done to ``config.epochs`` (or an early stop)."""
         config = self.config
-        bar = tqdm(range(self.start_epoch, config.epochs), desc=f"{config.model} {self.graph.name}", unit="epoch",
-                   initial=self.start_epoch, total=config.epochs, disable=None if progress is None else not progress)
+        # a bar on a terminal, a plain line every 30 s elsewhere (a 6-minute run never silent); --quiet: nothing
+        bar = progress_bar(range(self.start_epoch, config.epochs), desc=f"{config.model} {self.graph.name}",
+                           unit="epoch", initial=self.start_epoch, total=config.epochs,
+                           enabled=False if progress is False else None)
         self.model.train()
         for epoch in bar:
             if self.stopped_early:

@@ -36,6 +36,7 @@ from relext.heap import retain_freed_memory
 from relext.model import BagModel, build_model
 from relext.run import RunDir, atomic_torch_save, atomic_write_json, package_version
 from relext.vocab import PAD, UNK, Vocab
+from wgbcore.progress import progress as progress_bar
 from wgbcore.seeding import seed_everything
 from wikigenderbias.schema import RELATIONS
 
@@ -106,16 +107,15 @@ def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str,
 
 def run_epoch(model: BagModel, optimizer: torch.optim.Optimizer, split: PreparedSplit, order: np.ndarray,
               batch_size: int, *, desc: str = "train", progress: bool = True) -> float:
-    """One pass over the training bags of ``split`` in ``order``; returns the mean loss per bag."""
-    from tqdm.auto import tqdm
-
+    """One pass over the training bags of ``split`` in ``order``; returns the mean loss per bag.
+    ``progress``: a bar on a terminal, a plain line every 30 s elsewhere (:mod:`wgbcore.progress`)."""
     model.train()
     device = model_device(model)
     criterion = nn.CrossEntropyLoss()
     labels_all = torch.from_numpy(split.bags.label).to(device)
     total_loss, seen = 0.0, 0
-    bar = tqdm(iter_batches(split.bags, batch_size, order), total=math.ceil(len(order) / batch_size),
-               desc=desc, disable=None if progress else True, leave=False)
+    bar = progress_bar(iter_batches(split.bags, batch_size, order), total=math.ceil(len(order) / batch_size),
+                       desc=desc, unit="batch", enabled=None if progress else False, leave=False)
     for b in bar:
         flat, seg = split.bags.select(b)
         batch = to_device(split.table.gather(flat), device)
