@@ -111,6 +111,12 @@ def _section_items(doc, r: BiasResult, k: int, min_count: int, plots: Path, idx:
         doc.heading(f"Top {k} towards {label} (score {'>' if side == 'a' else '<'} 0)", 4)
         if picked:
             doc.table(header, [line(x) for x in picked])
+            unheld = [x.item for x in picked if not (x.count_a if side == "a" else x.count_b)]
+            if unheld:  # an embedding measure scores every item, held or not: say so beside the list
+                doc.para(f"{len(unheld)} of these {len(picked)} items are held by no {label} person "
+                         f"({', '.join(map(str, unheld[:5]))}{', ...' if len(unheld) > 5 else ''}): `{r.measure}` "
+                         "scores an item from the embeddings (its position relative to each group's persons), "
+                         "not from who holds it.")
         else:
             doc.para(f"No item with at least {min_count} holders leans towards {label}.")
     name = f"{idx:02d}_{_slug(r.measure + '_' + r.model + '_' + r.spec.sensitive_relation)}.png"

@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["environment", "render", "render_to", "num", "signed", "interval", "pct", "cell", "data_uri", "inline",
+__all__ = ["environment", "render", "render_to", "num", "count", "signed", "interval", "pct", "cell", "data_uri", "inline",
            "Document"]
 
 
@@ -41,6 +41,16 @@ def num(x: Any, nd: int = 3) -> str:
     if isinstance(x, int):
         return str(x)
     return f"{x:.{nd}f}"
+
+
+def count(x: Any, nd: int = 1) -> str:
+    """A count of persons or items: a whole number as one (``35``, not ``35.0``); a mean over seeds
+    that is not whole with ``nd`` decimals."""
+    if _missing(x):
+        return "–"
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return num(x, nd)
 
 
 def signed(x: Any, nd: int = 3) -> str:
@@ -94,7 +104,7 @@ def environment(package: str):
         loader=jinja2.ChoiceLoader(loaders),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "htm", "xml"), default_for_string=True),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=num, signed=signed, interval=interval, pct=pct, cell=cell, data_uri=data_uri, inline=inline)
+    env.filters.update(num=num, count=count, signed=signed, interval=interval, pct=pct, cell=cell, data_uri=data_uri, inline=inline)
     return env
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from wgb import __version__
 from wgb.pipeline.config import GENDER_RELATION, TARGET_RELATION
 from wgbcore.atomicio import atomic_savefig, atomic_write_json, clean_json
+from wgbstats.design import MIN_SEEDS
 
 #: Width of the charts in inches at ``DPI``: 1000 px, the page's text width.
 FIG_WIDTH, DPI = 10.0, 100
@@ -168,7 +169,7 @@ def write_report(folder: Path, *, cfg, settings: dict, analysis: dict, extractio
     context = {"analysis": analysis, "cfg": asdict(cfg), "settings": settings, "prov": provenance,
                "extraction": extraction, "link_reports": link_reports, "timings": timings,
                "seconds": seconds or {}, "target": TARGET_RELATION, "gender_relation": GENDER_RELATION,
-               "n_seeds": len(seeds), "min_seeds": 3,
+               "n_seeds": len(seeds), "min_seeds": MIN_SEEDS,
                "charts": {k: (p.name if p else None) for k, p in charts.items()}}
     render_to(folder / "report.md", "run_report.md", package="wgb", **context)
     html = render("run_report.html", package="wgb", **context,
