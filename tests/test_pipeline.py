@@ -123,10 +123,11 @@ def test_seed_options(tmp_path):
     runner = CliRunner()
     r = runner.invoke(cli, ["run", "--seed", "1", "--seeds", "0,1", "--out", str(tmp_path / "x")])
     assert r.exit_code == 1 and "not both" in r.output
+    # --seeds is parsed by the type every command shares (wgb.cli_types.SEEDS): a usage error, exit 2
     r = runner.invoke(cli, ["run", "--seeds", "0,zero", "--out", str(tmp_path / "x")])
-    assert r.exit_code == 1 and "expected seeds such as 0,1,2 or 0-9" in r.output
+    assert r.exit_code == 2 and "'zero' in '0,zero' is not a seed" in r.output
     r = runner.invoke(cli, ["run", "--seeds", "1,1", "--out", str(tmp_path / "x")])
-    assert r.exit_code == 1 and "seeds repeat" in r.output
+    assert r.exit_code == 2 and "seeds repeat" in r.output
     assert not (tmp_path / "x").exists()
 
 

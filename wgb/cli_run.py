@@ -13,7 +13,9 @@ from wgb.errors import OutputPath, hold_lock
 @click.option("--out", "out_dir", type=OutputPath(directory=True), default="wgb-output/run", show_default=True,
               help="Folder for intermediate results and the report; rerun the same command to resume.")
 @click.option("--profile", type=click.Choice(["tiny", "quick", "full"]), default="quick", show_default=True,
-              help="quick: under 15 minutes on 2 cores; full: the documented long run; tiny: seconds (tests).")
+              help="quick: one seed, 3 extractor epochs (its measured wall time, with the cores and the load it "
+                   "ran under, is in the README, from results/wgb_run/quick/run.json; expect more on a busy "
+                   "machine); full: the documented long run; tiny: seconds (tests).")
 @click.option("--quick", "quick_flag", is_flag=True, help="Same as --profile quick.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change one profile setting, e.g. --set kge_epochs=20 (repeatable).")

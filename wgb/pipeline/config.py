@@ -13,7 +13,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     # seconds, for the test suite: tiny models on whatever (small) dataset is given
     "tiny": {"re_epochs": 1, "word_dim": 16, "hidden": 16, "w2v_epochs": 1, "kge_dim": 16, "kge_epochs": 5,
              "n_resamples": 50, "kge_batch_size": 256},
-    # under 15 minutes on 2 cores
+    # one seed in minutes: the measured time and load in results/wgb_run/quick/run.json (README)
     "quick": {"re_epochs": 3, "word_dim": 50, "hidden": 230, "w2v_epochs": 5, "kge_dim": 50, "kge_epochs": 200,
               "n_resamples": 1000, "kge_batch_size": 1024},
     # the documented full run: cross-fitted over every person of the benchmark by default; its
