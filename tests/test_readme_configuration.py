@@ -18,8 +18,9 @@ INTRO = """\
 
 Every `--config` file (`wgb re train`, `wgb kge train`, `wgb data build`) is YAML (`.yaml`, `.yml`)
 or JSON (any other name; a run's `config.json` works), read by `wgbcore.config`: unknown keys and
-values of the wrong type are one-line errors naming the file and key, and options given on the
-command line override the file. `--set KEY=VALUE` (repeatable) reads VALUE as JSON when it parses
+values of the wrong type, a key given twice and a non-finite number (`.inf`, `NaN`) are one-line
+errors naming the file and key (and line), and options given on the command line override the
+file. `--set KEY=VALUE` (repeatable) reads VALUE as JSON when it parses
 (`3`, `0.5`, `true`, `null`, `[1, 2]`), else as a string. Caches: Word2Vec vectors and spaCy
 results under `$WGB_CACHE` (default `~/.cache/wgb`; `wgb re train --cache-dir` for Word2Vec), the
 `datasets` cache under `$HF_DATASETS_CACHE`. The tables below are generated from the config classes

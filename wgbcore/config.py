@@ -261,7 +261,10 @@ def markdown_table(header: list[str], rows: Iterable[Iterable[Any]]) -> str:
 
 
 def fields_markdown(cls: type, *, exclude: Iterable[str] = ()) -> str:
-    """:func:`describe_fields` as a markdown table: key, type, default."""
+    """:func:`describe_fields` as a markdown table: key, type, default. A union's parts are code
+    spans of their own (`` `str` | `None` ``): a ``|`` escaped inside a code span shows as ``\|``
+    on the docs site, one between code spans as ``|`` everywhere."""
     return markdown_table(["key", "type", "default"],
-                          ([f"`{d['name']}`", f"`{d['type']}`", f"`{d['default']}`"]
+                          ([f"`{d['name']}`", " | ".join(f"`{t}`" for t in d["type"].split(" | ")),
+                            f"`{d['default']}`"]
                            for d in describe_fields(cls, exclude=exclude)))
