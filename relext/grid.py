@@ -468,12 +468,14 @@ def write_summary(config: GridConfig, out: str | Path, *, timing: dict | None = 
     """Aggregate the evaluated runs of the grid and write results.json / results.md / plots.
     Runs the verdicts lack (unfinished, failed, unreadable count files) are named, never dropped."""
     from relext.grid_exec import missing_line, split_readable
+    from relext.run_sets import check_run_folders
 
     out = Path(out)
     results = collect(config, out)
     variants = aggregate(results, config.confidence)
     report = {}
     usable, unreadable = split_readable(design_runs(config, out))
+    check_run_folders(usable)   # distinct, complete, one fold seed (relext.run_sets)
     in_design = {str(d) for v in usable.values() for d in (v if isinstance(v, (list, tuple)) else [v])}
     missing = [r.name for r in config.runs() if str(config.run_dir(out, r)) not in in_design]
     if design:

@@ -18,6 +18,8 @@ RULES = ("argmax", "threshold")
 TEST_FILES = ("male_test.jsonl", "female_test.jsonl")
 VALIDATION_FILE = "validation.jsonl"
 _NOT_SCORED = ("validation", "train")
+#: the start of a bag's key made of its sentences (rows without head and tail)
+SENTENCE_KEY = "sentences\x1e"
 
 
 # --------------------------------------------------------------------------------------------
@@ -37,6 +39,11 @@ class RunPredictions:
     thresholds: list[float] | None = None
     #: cross-fitted sets: the fold whose model predicted each bag (None: one model)
     folds: np.ndarray | None = None
+    #: ``file:line`` of each bag's row (errors of :mod:`relext.run_sets` name it)
+    wheres: np.ndarray | None = None
+    #: what makes each bag that bag whatever its id: ``entity_id``, ``head``, ``tail`` (or the
+    #: sorted ``sentence_ids``) joined; None when the rows carry neither
+    pairs: np.ndarray | None = None
 
 
 def _relation_id(value: Any, where: str, field_name: str) -> int:
@@ -181,7 +188,19 @@ def run_from_rows(rows: Sequence[tuple[str, dict]], *, name: str = "run", rule: 
         bag_ids=np.array([str(row["bag_id"]) for _, row in test], dtype=object),
         entity_ids=np.array([str(row["entity_id"]) for _, row in test], dtype=object),
         genders=np.array([row["gender"] for _, row in test], dtype=object),
-        y_true=y_true, y_pred=y_pred, form=form, thresholds=thresholds)
+        y_true=y_true, y_pred=y_pred, form=form, thresholds=thresholds,
+        wheres=np.array([where for where, _ in test], dtype=object), pairs=_pair_keys([row for _, row in test]))
+
+
+def _pair_keys(rows: Sequence[Mapping]) -> np.ndarray | None:
+    """Each bag's identity apart from its id (``entity_id``, ``head``, ``tail``; else its sorted
+    ``sentence_ids``), or None when some row carries neither."""
+    if all(isinstance(r.get("head"), str) and isinstance(r.get("tail"), str) for r in rows):
+        return np.array(["\x1f".join((str(r["entity_id"]), r["head"], r["tail"])) for r in rows], dtype=object)
+    if all(isinstance(r.get("sentence_ids"), list) and r["sentence_ids"] for r in rows):
+        return np.array([SENTENCE_KEY + "\x1f".join([str(r["entity_id"]), *sorted(map(str, r["sentence_ids"]))])
+                         for r in rows], dtype=object)
+    return None
 
 
 def fold_sets(path: str | Path) -> list[tuple[int, Path]] | None:
@@ -201,9 +220,9 @@ def fold_sets(path: str | Path) -> list[tuple[int, Path]] | None:
     if not found:
         return None
     ks = [k for k, _ in found]
-    if sorted(ks) != list(range(len(ks))):
+    if len(set(ks)) != len(ks):
         raise ValueError(f"{path}: fold sets {ks}; a cross-fitted set holds fold0 .. fold<K-1>, each once")
-    return found
+    return found   # every fold of K there: relext.run_sets (check "complete")
 
 
 def merge_folds(parts: Sequence[tuple[int, RunPredictions]], *, name: str) -> RunPredictions:
@@ -220,12 +239,14 @@ def merge_folds(parts: Sequence[tuple[int, RunPredictions]], *, name: str) -> Ru
     if len(forms) > 1:
         raise ValueError(f"{name}: folds mix the 'scores' and 'predicted' forms")
     cat = lambda attr: np.concatenate([getattr(run, attr) for _, run in parts])  # noqa: E731
+    have = lambda attr: all(getattr(run, attr) is not None for _, run in parts)  # noqa: E731
     return RunPredictions(
         name=name, bag_ids=np.concatenate([np.array([f"fold{k}/{b}" for b in run.bag_ids], dtype=object)
                                            for k, run in parts]),
         entity_ids=cat("entity_ids"), genders=cat("genders"), y_true=cat("y_true"), y_pred=cat("y_pred"),
         form=forms.pop(), thresholds=None,
-        folds=np.concatenate([np.full(len(run.bag_ids), k, dtype=np.int64) for k, run in parts]))
+        folds=np.concatenate([np.full(len(run.bag_ids), k, dtype=np.int64) for k, run in parts]),
+        wheres=cat("wheres") if have("wheres") else None, pairs=cat("pairs") if have("pairs") else None)
 
 
 def read_run(path: str | Path, *, rule: str = "argmax", threshold_mode: str = "global") -> RunPredictions:
@@ -234,6 +255,9 @@ def read_run(path: str | Path, *, rule: str = "argmax", threshold_mode: str = "g
     folds = fold_sets(path)
     if folds is None:
         return run_from_rows(read_prediction_set(path), name=str(path), rule=rule, threshold_mode=threshold_mode)
+    ks = [k for k, _ in folds]
+    if sorted(ks) != list(range(len(ks))):
+        raise ValueError(f"{path}: fold sets {ks}; a cross-fitted set holds fold0 .. fold<K-1>, each once")
     parts = [(k, run_from_rows(read_prediction_set(p), name=str(p), rule=rule, threshold_mode=threshold_mode))
              for k, p in folds]
     return merge_folds(parts, name=str(path))

@@ -32,6 +32,13 @@ together and must share one gender. Optional fields (``split``, ``head``, ``tail
 ``sentence_ids``) are ignored. A file holds each ``bag_id`` once; every run must cover the same
 test bags. Errors name the file and line.
 
+**The runs of one study** are checked as a set before anything is scored
+(:mod:`relext.run_sets`): distinct (no run twice, through symlinks or as identical decisions),
+complete (every fold of a cross-fitted run), dealt with one fold seed, current (a run folder's
+predictions as its provenance records), valid and agreeing gold labels, no bag twice under new
+ids, the same bags in every run, and (``wgb re score``) every test bag of the data scored unless a
+subset is asked for; an error starts with the name of the check that failed.
+
 **Decision rules** for the scores form, as in :mod:`relext.evaluate`: ``argmax`` (default; the top
 class, NA included) or ``threshold`` (one threshold maximising validation micro F1; needs the
 validation rows). The predicted form is taken as it is.
@@ -106,6 +113,8 @@ class ScoreReport:
     gaps: list[GapRow]
     per_run: list[dict] = field(default_factory=list)
     alpha: float | None = None
+    #: what the checks of the run set let through but the reader must know (a subset scored)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -125,6 +134,7 @@ class ScoreReport:
     def to_markdown(self) -> str:
         pct = f"{self.confidence:.0%}"
         head = (f"# Gender gaps of {len(self.runs)} run(s)\n\n"
+                + "".join(f"**Warning: {w}.**\n\n" for w in self.warnings) +
                 f"{self.n_bags} test bags per run, {self.n_entities.get('male', 0)} male and "
                 f"{self.n_entities.get('female', 0)} female articles; decision rule {self.rule} "
                 f"({self.form} form). Intervals: {pct} {self.method} ({self.n_resamples} resamples). "
@@ -165,21 +175,13 @@ def _per_run(run: RunPredictions) -> dict:
     return out
 
 
-def _check_same_bags(runs: Sequence[RunPredictions]) -> None:
-    first = runs[0]
-    ref = set(first.bag_ids.tolist())
-    for run in runs[1:]:
-        bags = set(run.bag_ids.tolist())
-        if bags != ref:
-            missing, extra = sorted(ref - bags), sorted(bags - ref)
-            what = (f"lacks {len(missing)} bag(s) of {first.name} (first: {missing[0]!r})" if missing
-                    else f"has {len(extra)} bag(s) {first.name} lacks (first: {extra[0]!r})")
-            raise ValueError(f"{run.name}: {what}; every run must predict the same test bags")
-
-
 def score_runs(runs: Sequence[RunPredictions], *, n_resamples: int = 1000, confidence: float = 0.95,
-               seed: int = 0, alpha: float = 0.05, rule: str = "argmax") -> ScoreReport:
-    """The gender-gap report of one or several runs (module docstring)."""
+               seed: int = 0, alpha: float = 0.05, rule: str = "argmax", configs: Sequence[dict | None] | None = None,
+               warnings: Sequence[str] = ()) -> ScoreReport:
+    """The gender-gap report of one or several runs (module docstring), checked first as the runs
+    of one study (:func:`relext.run_sets.check_runs`; ``configs``: each run's config, if any)."""
+    from relext.run_sets import check_runs
+
     runs = list(runs)
     if not runs:
         raise ValueError("no runs to score")
@@ -187,7 +189,7 @@ def score_runs(runs: Sequence[RunPredictions], *, n_resamples: int = 1000, confi
         for g in GENDERS:
             if not np.any(run.genders == g):
                 raise ValueError(f"{run.name}: no test bags of gender {g!r}; a gap needs both")
-    _check_same_bags(runs)
+    check_runs(runs, configs)
     first = runs[0]
     n_ent = {g: int(len(set(first.entity_ids[first.genders == g].tolist()))) for g in GENDERS}
     forms = sorted({r.form for r in runs})
@@ -203,7 +205,7 @@ def score_runs(runs: Sequence[RunPredictions], *, n_resamples: int = 1000, confi
         alpha_out = alpha
     return ScoreReport(runs=[r.name for r in runs], rule=rule, form="+".join(forms), method=method,
                        confidence=confidence, n_resamples=n_resamples, n_bags=len(first.bag_ids),
-                       n_entities=n_ent, gaps=gaps, per_run=per_run, alpha=alpha_out)
+                       n_entities=n_ent, gaps=gaps, per_run=per_run, alpha=alpha_out, warnings=list(warnings))
 
 
 def _single_run(run: RunPredictions, *, n_resamples: int, confidence: float, seed: int) -> list[GapRow]:
@@ -270,15 +272,28 @@ def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidenc
 
 def score_files(paths: Sequence[str | Path], *, rule: str = "argmax", threshold_mode: str = "global",
                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
-                alpha: float = 0.05) -> ScoreReport:
+                alpha: float = 0.05, coverage: bool = False, data: str | Path | None = None,
+                allow_subset: bool = False) -> ScoreReport:
     """Read one prediction set per path (module docstring; a cross-fitted set is a folder of
-    ``fold<k>`` sets) and score them together."""
+    ``fold<k>`` sets) as the runs of one study -- every check of :mod:`relext.run_sets` passed
+    before anything is scored -- and score them together. ``coverage``: the runs must score every
+    test bag of ``data`` (a benchmark folder; None: the config's dataset, else the embedded
+    release), or ``allow_subset`` (the report then warns)."""
+    from relext.run_sets import parts_of, read_study, test_set
+
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    runs = [read_run(p, rule=rule, threshold_mode=threshold_mode) for p in paths]
-    if len({r.folds is None for r in runs}) > 1:
-        raise ValueError("mix of cross-fitted and plain prediction sets; score them separately")
-    return score_runs(runs, n_resamples=n_resamples, confidence=confidence, seed=seed, alpha=alpha, rule=rule)
+    reference = None
+    if coverage:
+        first = parts_of(paths[0]) if paths else []
+        if data is None and first and first[0].config:
+            data = first[0].config.get("dataset")
+        reference = test_set(data, crossfit=bool(first) and first[0].fold is not None)
+    runs, notes = read_study(paths, rule=rule, threshold_mode=threshold_mode, reference=reference,
+                             allow_subset=allow_subset)
+    configs = [p[0].config for p in map(parts_of, paths)]
+    return score_runs(runs, n_resamples=n_resamples, confidence=confidence, seed=seed, alpha=alpha, rule=rule,
+                      configs=configs, warnings=notes)
 
 
 # DataFrames of the design layer's results (kept importable from here)

@@ -333,7 +333,13 @@ def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json
 @click.option("--out", "-o", type=OutputPath(directory=False, path_type=Path), default=None,
               help="Also write the report as JSON to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
-def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha, bootstrap_seed, out, as_json):
+@click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Benchmark folder the runs predicted (default: the runs' config's dataset, else the embedded "
+              "release): every test bag of it must be scored.")
+@click.option("--allow-subset", is_flag=True,
+              help="Score runs that cover only part of the test bags (refused without it); the report warns.")
+def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha, bootstrap_seed, out, as_json,
+              data, allow_subset):
     """F1 gap and equality of opportunity, per relation with intervals, of any extractor's
     PREDICTIONS on the WikiGenderBias test sets.
 
@@ -342,6 +348,10 @@ def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha,
     gender, labels and either scores (one per relation, NA first) or predicted (relation names
     or ids). Several runs: intervals of the two-level seed x entity bootstrap and
     Benjamini-Hochberg flags (relext.design). Format details: relext.score.
+
+    The runs are checked as one study's before anything is scored (relext.run_sets): distinct,
+    complete (every fold), one fold seed, current predictions, valid and agreeing gold labels, no
+    bag twice, every test bag of the data (or --allow-subset).
     """
     import json
 
@@ -354,9 +364,12 @@ def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha,
             raise click.BadParameter(problem, param_hint="--out")
     try:
         report = score_files(list(predictions), rule=rule, threshold_mode=threshold_mode,
-                             n_resamples=n_resamples, confidence=confidence, seed=bootstrap_seed, alpha=alpha)
+                             n_resamples=n_resamples, confidence=confidence, seed=bootstrap_seed, alpha=alpha,
+                             coverage=True, data=data, allow_subset=allow_subset)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(one_line(exc)) from None
+    for w in report.warnings:
+        click.echo(f"WARNING: {w}", err=True)
     if out is not None:
         atomic_write_json(out, report.to_dict())
     if as_json:

@@ -285,11 +285,13 @@ def design_report(config: DebiasStudyConfig, out: Path, *, rule: str = "argmax",
         is_paper_variant, population_views,
     )
     from relext.grid_exec import split_readable
+    from relext.run_sets import check_run_folders
 
     from relext.studies.plan import apply_status, read_plan, status
     from relext.studies.recheck import stamp
 
     runs, _ = split_readable(study_runs(config, out))  # unreadable count files: named in meta.runs_unreadable
+    check_run_folders(runs)   # distinct, complete, one fold seed (relext.run_sets)
     if not runs:
         return {}
     variants = [v for v in config.variants if v in {name for name, _ in runs}]

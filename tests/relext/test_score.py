@@ -27,8 +27,9 @@ def _run_dir(root, seed=0):
 
 
 def _test_rows(seed=0, n=15, acc_f=0.6):
-    return (synthetic_predictions("male_test", n_entities=n, seed=seed)
-            + synthetic_predictions("female_test", n_entities=n, seed=100 + seed, accuracy=acc_f))
+    """One run's test rows; the runs of every seed share their bags' gold labels."""
+    return (synthetic_predictions("male_test", n_entities=n, seed=seed, label_seed=1)
+            + synthetic_predictions("female_test", n_entities=n, seed=100 + seed, accuracy=acc_f, label_seed=2))
 
 
 def _as_predicted(rows):
@@ -151,7 +152,9 @@ def test_cli_score(tmp_path):
     d = json.loads(out.read_text())
     assert d["runs"] == files and len(d["gaps"]) == 9
     res = CliRunner().invoke(cli, ["re", "score", files[0], "--json", "--resamples", "100"])
-    assert res.exit_code == 0 and json.loads(res.output)["alpha"] is None
+    assert res.exit_code == 0 and json.loads(res.stdout)["alpha"] is None
+    # synthetic persons are none of the release's: said, not silently taken as the whole test set
+    assert "WARNING: coverage not checked" in res.stderr
     bad = _write(tmp_path / "bad.jsonl", [{"bag_id": "x"}])
     res = CliRunner().invoke(cli, ["re", "score", str(bad)])
     assert res.exit_code != 0 and "bad.jsonl:1: missing field 'entity_id'" in res.output
@@ -169,7 +172,7 @@ def _fold_set(root, seed, folds=3, acc=(0.9, 0.6)):
         d = root / f"fold{k}"
         d.mkdir(parents=True)
         for split, a in (("male_test", acc[0]), ("female_test", acc[1])):
-            rows = synthetic_predictions(split, n_entities=10, accuracy=a, seed=seed * 100 + k)
+            rows = synthetic_predictions(split, n_entities=10, accuracy=a, seed=seed * 100 + k, label_seed=k)
             for r in rows:   # persons of fold k only
                 r["entity_id"] = f"f{k}-{r['entity_id']}"
             (d / f"{split}.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in rows))

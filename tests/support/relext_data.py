@@ -91,18 +91,21 @@ def tiny_dataset(n_train: int = 40, n_eval: int = 8, seed: int = 0) -> DatasetDi
 
 def synthetic_predictions(
     split: str, *, n_entities: int = 20, bags_per_entity: int = 3, accuracy: float = 0.8,
-    gender: str | None = None, seed: int = 0,
+    gender: str | None = None, seed: int = 0, label_seed: int | None = None,
 ) -> list[dict]:
     """Random prediction rows in the predictions-file format, **for unit tests and scaling
     benchmarks only** (never for reported numbers). ``accuracy`` is the chance that a bag's gold
-    class gets the top score."""
+    class gets the top score; ``label_seed`` draws the gold labels apart from ``seed`` (runs of one
+    study share their bags' gold)."""
     rng = np.random.default_rng(seed)
+    # label_seed: gold labels of their own (the same bags' gold in several runs), scores from seed
+    lrng = rng if label_seed is None else np.random.default_rng(label_seed)
     gender = gender or ("female" if split == "female_test" else "male")
     rows = []
     for e in range(n_entities):
         g = gender if gender != "mixed" else GENDERS[e % 2]
         for k in range(bags_per_entity):
-            label = int(rng.integers(0, len(RELATIONS)))
+            label = int(lrng.integers(0, len(RELATIONS)))
             s = rng.dirichlet(np.ones(len(RELATIONS)))
             if rng.random() < accuracy:
                 s[label] += 1.0 + s.max()
