@@ -191,7 +191,7 @@ def score_split(table: PredictionTable, y_pred: np.ndarray, *, split: str, varia
     )
 
 
-from wgbcore.provenance import package_version  # noqa: E402,F401  (the one version lookup)
+from wgbcore.provenance import output_status, package_version, record_outputs  # noqa: E402,F401
 
 
 @dataclass
@@ -399,9 +399,17 @@ def evaluate_run(
         write_entity_counts(run_dir / ENTITY_COUNTS, result.entity_counts)
         atomic_write_json(run_dir / "eval.json", result.to_dict())
         atomic_write_text(run_dir / "eval.md", eval_markdown(result))
+        # what later steps read, checked against these hashes (wgbcore.provenance.output_status)
+        record_outputs([run_dir / ENTITY_COUNTS, run_dir / "eval.json"])
     return result
 
 
 def load_eval(run_dir: str | Path) -> EvalResult:
+    """A run's ``eval.json``, checked against the sha256 recorded when it was written (a file
+    changed since: :class:`wgbcore.provenance.OutputChanged` naming it)."""
+    from wgbcore.fileio import reading
+
     path = Path(run_dir) / "eval.json"
-    return EvalResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    output_status(path)
+    with reading(path, "evaluation (eval.json)"):
+        return EvalResult.from_dict(json.loads(path.read_text(encoding="utf-8")))

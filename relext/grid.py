@@ -150,9 +150,19 @@ def _default_train(config, run_dir: Path):
 
 
 class _Timing:
+    """``OUT/timing.json``: checked against the sha256 recorded when it was last saved (an edited
+    file is refused, naming it), read as JSON with errors naming it."""
+
     def __init__(self, path: Path):
+        from wgbcore.fileio import reading
+        from wgbcore.provenance import output_status
+
         self.path = path
-        self.data = json.loads(path.read_text()) if path.exists() else {"runs": {}, "invocations": []}
+        self.data = {"runs": {}, "invocations": []}
+        if path.exists():
+            output_status(path)
+            with reading(path, "study timing (timing.json)"):
+                self.data = json.loads(path.read_text(encoding="utf-8"))
 
     def add_run(self, name: str, key: str, seconds: float) -> None:
         rec = self.data["runs"].setdefault(name, {})
@@ -164,7 +174,10 @@ class _Timing:
         self.data["runs"].setdefault(name, {}).update({k: v for k, v in fields.items() if v is not None})
 
     def save(self) -> None:
+        from wgbcore.provenance import record_outputs
+
         atomic_write_json(self.path, self.data)
+        record_outputs([self.path])
 
 
 def run_grid(
@@ -398,12 +411,15 @@ def findings(variants: dict) -> list[str]:
 def collect(config: GridConfig, out: Path) -> dict[tuple[str, str], list[EvalResult]]:
     """Per-run evaluations of finished runs by (encoder, selector). Cross-fitted grids have none:
     a fold run sees a fifth of the persons, so their numbers come from the design layer only."""
+    from relext.grid_exec import stored_problem
+
     results: dict[tuple[str, str], list[EvalResult]] = {}
     if config.folds is not None:
         return results
     for r in config.runs():
         run_dir = config.run_dir(out, r)
-        if (run_dir / "eval.json").exists() and (run_dir / "DONE").exists():
+        # a changed or unreadable eval.json is left out here and named by write_summary
+        if (run_dir / "DONE").exists() and stored_problem(run_dir) is None:
             results.setdefault((r.encoder, r.selector), []).append(load_eval(run_dir))
     return results
 

@@ -32,11 +32,42 @@ def eval_settings(config) -> dict[str, Any]:
     return {k: getattr(config, k) for k in EVAL_KEYS}
 
 
+def stored_problem(run_dir: str | Path) -> str | None:
+    """Why a run's stored evaluation (``eval.json``, ``entity_counts.npz``) may not be read --
+    missing, changed since it was written (its sha256 differs from the run's
+    :data:`wgbcore.provenance.OUTPUTS` record), or unreadable -- as one line naming the file; None
+    when both are fine (files written before records existed are only checked for readability)."""
+    import numpy as np
+
+    from wgbcore.provenance import OutputChanged, output_status
+
+    run_dir = Path(run_dir)
+    for name in ("eval.json", ENTITY_COUNTS):
+        path = run_dir / name
+        if not path.is_file():
+            return f"{path}: missing"
+        try:
+            output_status(path)
+            if name == "eval.json":
+                json.loads(path.read_text(encoding="utf-8"))
+            else:
+                with np.load(path, allow_pickle=False) as z:
+                    for key in z.files:
+                        z[key]
+        except OutputChanged as exc:
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001 - zip, pickle, truncation, JSON: all the file's fault
+            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            return f"{path}: unreadable ({type(exc).__name__}: {msg})".replace(": )", ")")
+    return None
+
+
 def eval_current(run_dir: str | Path, settings: Mapping[str, Any]) -> bool:
-    """Is run_dir/eval.json present, newer than DONE, and made with these evaluation settings?"""
+    """Is run_dir/eval.json present, readable and as recorded (:func:`stored_problem`), newer than
+    DONE, and made with these evaluation settings?"""
     run_dir = Path(run_dir)
     path = run_dir / "eval.json"
-    if not path.exists() or not (run_dir / ENTITY_COUNTS).exists():
+    if stored_problem(run_dir) is not None:
         return False
     committed = not (run_dir / "predictions").exists() and not (run_dir / "model.pt").exists()
     done = run_dir / "DONE"
@@ -135,22 +166,17 @@ def refuse_other_finished_runs(run_dirs: Mapping[str, Path], train_configs: Mapp
 
 
 def split_readable(runs: Mapping[Any, Path | list[Path]]) -> tuple[dict, dict[str, str]]:
-    """(runs whose ``entity_counts.npz`` files all open, {path: one-line error} of those that do
-    not): an unreadable count file is reported, never silently dropped from the verdicts."""
-    import numpy as np
-
+    """(runs whose stored evaluations all pass :func:`stored_problem`, {path: one-line error} of
+    those that do not): an unreadable or changed count file is reported, never silently dropped
+    from the verdicts (and :func:`eval_current` has the run evaluated again)."""
     ok, bad = {}, {}
     for key, dirs in runs.items():
         problems = []
         for d in (dirs if isinstance(dirs, (list, tuple)) else [dirs]):
-            path = Path(d) / ENTITY_COUNTS
-            try:
-                with np.load(path, allow_pickle=False) as z:
-                    for name in z.files:
-                        z[name]
-            except Exception as exc:  # noqa: BLE001 - zip, pickle, truncation: all the file's fault
-                msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                problems.append((str(path), f"{type(exc).__name__}: {msg}".rstrip(": ")))
+            why = stored_problem(d)
+            if why is not None:
+                path, _, rest = why.partition(": ")
+                problems.append((path, rest))
         if problems:
             bad.update(problems)
         else:

@@ -30,11 +30,14 @@ def data() -> None:
 @click.option("--dataset", type=click.Path(file_okay=False), default=None, help=_DATASET_HELP)
 def info(dataset: str | None) -> None:
     """Where the benchmark is, its splits and sizes, and how many mentions were located."""
-    from wikigenderbias.release import check_folder, data_dir
+    from wikigenderbias.release import check_folder, data_dir, expected_data
+    from wikigenderbias.schema import CONFIGS
 
     folder = Path(dataset) if dataset else data_dir()
     try:
         check_folder(folder)
+        for config in CONFIGS:   # the data files against the fingerprint recorded when they were written
+            expected_data(folder, config)
     except (FileNotFoundError, ValueError) as err:
         raise click.ClickException(str(err)) from err
     report = json.loads((folder / "report.json").read_text()) if (folder / "report.json").is_file() else {}

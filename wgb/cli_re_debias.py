@@ -142,6 +142,9 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
         for name, err in meta["runs_failed"].items():
             click.echo(f"FAILED {name}: {err}" + (f" (log: {logs[name]})" if logs.get(name) else ""), err=True)
         raise click.ClickException(f"{len(meta['runs_failed'])} run(s) failed (listed above); rerun to retry them")
+    from wgb.errors import refuse_unusable_runs
+
+    refuse_unusable_runs(meta)
 
 
 @click.command(name="embedding-bias")

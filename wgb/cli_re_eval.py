@@ -11,7 +11,7 @@ from wgb.cli_executor import executor_options, run_device
 from wgb.cli_protocol import parse_named_seeds, protocol_options, resolve_folds, seeds_option
 from wgb.cli_types import ALPHA, CONFIDENCE, UNIT
 
-from wgb.errors import OutputPath, check_writable, one_line
+from wgb.errors import OutputPath, check_writable, one_line, refuse_unusable_runs
 
 
 def _csv(kind: str):
@@ -185,6 +185,7 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
             where = meta.get("runs_failed_logs", {}).get(name)
             click.echo(f"FAILED {name}: {err}" + (f" (log: {where})" if where else ""), err=True)
         raise SystemExit(1)
+    refuse_unusable_runs(meta)
 
 
 def _pretrained_option(f):

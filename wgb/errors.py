@@ -137,3 +137,17 @@ def hold_lock(path: str | os.PathLike, what: str) -> None:
     from wgbcore.lock import folder_lock
 
     click.get_current_context().with_resource(folder_lock(Path(path), what=what, beside=True))
+
+
+def refuse_unusable_runs(meta: dict) -> None:
+    """After a grid or study: the runs whose stored evaluations could not be used (unreadable, or
+    changed since they were written) named on stderr, and a non-zero exit; the next invocation
+    evaluates them again (``relext.grid_exec.eval_current``)."""
+    bad = meta.get("runs_unreadable") or {}
+    if not bad:
+        return
+    for path, why in sorted(bad.items()):
+        click.echo(f"UNUSABLE {path}: {why}", err=True)
+    raise click.ClickException(f"{len(bad)} stored evaluation file(s) unreadable or changed since written (listed "
+                               "above): their runs are left out of the verdicts; rerun the same command to "
+                               "evaluate them again")

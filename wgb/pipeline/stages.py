@@ -19,9 +19,15 @@ from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
 
 class Stages:
-    """Markers of finished stages: a finished stage is skipped when the run is resumed."""
+    """Markers of finished stages: a finished stage is skipped when the run is resumed.
+
+    A marker records the sha256 of every file its stage wrote (``wgbcore.provenance``'s format,
+    names relative to the folder; a file written again by a later stage belongs to that stage's
+    marker). A finished stage whose files are missing or changed since (an edited triples file)
+    runs again, saying which file; a marker of an older wgb (``done`` alone) is trusted."""
 
     def __init__(self, out: Path, log: Callable[[str], None]):
+        self.root = out
         self.dir = out / "stages"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.log = log
@@ -29,17 +35,52 @@ class Stages:
         if (self.dir / "timings.json").exists():
             self.timings = json.loads((self.dir / "timings.json").read_text())
 
+    def _files(self) -> dict[Path, tuple[int, int]]:
+        """(mtime, size) of every file under the folder but the stage markers, locks and temp files."""
+        out = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d != "stages"]
+            for f in filenames:
+                if f.endswith((".wgb.lock", ".tmp")):
+                    continue
+                p = Path(dirpath) / f
+                try:
+                    st = p.stat()
+                except OSError:
+                    continue
+                out[p] = (st.st_mtime_ns, st.st_size)
+        return out
+
     def run(self, name: str, fn: Callable[[], Any]) -> None:
+        from wgbcore.provenance import changed_outputs, record_outputs
+
         marker = self.dir / f"{name.replace('/', '_')}.done"
         if marker.exists():
-            self.log(f"[skip] {name} (done)")
-            return
+            changed = changed_outputs(marker, root=self.root)
+            if not changed:
+                self.log(f"[skip] {name} (done)")
+                return
+            path, why = sorted(changed.items())[0]
+            more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+            self.log(f"[redo] {name}: {path}{more} {why}; running the stage again")
+            marker.unlink()
         self.log(f"[run ] {name}")
+        before = self._files()
         t0 = time.perf_counter()
         fn()
         self.timings[name] = round(time.perf_counter() - t0, 2)
         atomic_write_json(self.dir / "timings.json", self.timings)
-        atomic_write_text(marker, "done\n")
+        written = sorted(p for p, st in self._files().items() if before.get(p) != st)
+        self._disown(written, marker)
+        record_outputs(written, record=marker, root=self.root, replace=True)   # the marker: last
+
+    def _disown(self, written: list[Path], marker: Path) -> None:
+        """Files written again now leave the records of the stages that wrote them before."""
+        from wgbcore.provenance import drop_outputs
+
+        for other in self.dir.glob("*.done"):
+            if other != marker:
+                drop_outputs(other, written, root=self.root)
 
 
 @dataclass
