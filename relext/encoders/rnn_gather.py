@@ -49,11 +49,10 @@ def _gemm_(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
 
 
 def _gemm(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-    """``out = c + a @ b`` per direction."""
-    if c.shape[0] == 1:
-        torch.addmm(c[0], a[0], b[0], out=out[0])
-    else:
-        torch.baddbmm(c, a, b, out=out)
+    """``out = c + a @ b`` per direction, one plain matrix product each (``out[i]`` is contiguous
+    where a batched product's output, strided across directions, would be copied)."""
+    for i in range(c.shape[0]):
+        torch.addmm(c[i], a[i], b[i], out=out[i])
 
 
 def _previous_states(out: torch.Tensor, steps) -> torch.Tensor:
@@ -99,12 +98,12 @@ class GatherGRU(torch.autograd.Function):
         pre[..., 2 * h:] = b_hh[:, None, 2 * h:]
         gin = gi[..., 2 * h:]
         out = gi.new_empty(d, t_total, h)
-        scratch = gi.new_empty(d, steps[0][1], h3)
+        scratch = gi.new_empty(d * steps[0][1] * h3)          # a step's products, contiguous per direction
         coef = gi.new_empty(d, t_total, 5, h) if save else None
         one = gi.new_ones(())
         for off, bs, prev in steps:
             sl = slice(off, off + bs)
-            s = scratch[:, :bs]
+            s = scratch[:d * bs * h3].view(d, bs, h3)
             if prev >= 0:
                 hp = out[:, prev:prev + bs]
                 _gemm(pre[:, sl], hp, w_t, out=s)
@@ -120,13 +119,15 @@ class GatherGRU(torch.autograd.Function):
                 torch.lerp(n, hp, z, out=h_out)
             else:                                                  # h_prev = 0: h = (1 - z) n
                 torch.mul(n, 1 - z, out=h_out)
-            if save:
+            if save:                                               # in place, few operations
                 c = coef[:, sl]
-                a = torch.mul(n, n, out=c[..., 3, :]).neg_().add_(one).mul_(one - z)     # (1 - n^2)(1 - z)
-                torch.mul(a, r, out=c[..., 2, :])
-                torch.mul(a * ghn, r - r * r, out=c[..., 0, :])
+                a = torch.addcmul(one, n, n, value=-1, out=c[..., 3, :])       # 1 - n^2
+                a.addcmul_(z, a, value=-1)                                     # a = (1 - z)(1 - n^2)
+                ar = torch.mul(a, r, out=c[..., 2, :])                         # a r
+                torch.addcmul(ar, ar, r, value=-1, out=c[..., 0, :]).mul_(ghn)  # a r (1 - r) ghn
                 dz = torch.neg(n, out=c[..., 1, :]) if hp is None else torch.sub(hp, n, out=c[..., 1, :])
-                dz.mul_(z - z * z)
+                dz.mul_(z)
+                dz.addcmul_(dz, z, value=-1)                                   # (h_prev - n) z (1 - z)
                 c[..., 4, :] = z
         if save:
             ctx.save_for_backward(w_hh, out, coef, last)
