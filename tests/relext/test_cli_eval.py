@@ -135,7 +135,7 @@ def test_a_grid_stopped_early_has_verdicts_for_the_seeds_it_finished(tmp_path, m
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--seeds", "1,x"], "expected seeds such as 0,1,2 or 0-9"),
+    (["--seeds", "1,x"], "'x' in '1,x' is not a seed"),
     (["--set", "novalue"], "FIELD=VALUE"),
     (["--encoders", "cnn,lstm@0-2"], "unknown encoder 'lstm'"),
     (["--encoders", "cnn,cnn@0"], "'cnn' named twice"),
