@@ -211,6 +211,65 @@ def _summary_table(doc, r: BiasResult) -> None:
 MIN_COUNT = 5
 
 
+def _ci(ci) -> str:
+    return "" if ci is None or any(v is None or math.isnan(v) for v in ci) else f"[{ci[0]:.4g}, {ci[1]:.4g}]"
+
+
+def _section_seeds(doc, results: list[BiasResult], k: int, min_count: int) -> None:
+    """Each measure's per-item scores over embedding seeds (mean, interval, decided lean) and the
+    stability of its top-k across models (:mod:`kge.bias.stability`); only for a measure/spec with
+    a model at two or more seeds."""
+    from kge.bias import stability as st
+
+    grouped = {key: by for key, by in st.groups(r for r in results if r.measure in ITEM_MEASURES).items()
+               if any(len(rs) >= 2 for rs in by.values())}
+    if not grouped:
+        return
+    doc.heading("Over embedding seeds and models", 2)
+    doc.para("Each item's score averaged over the embeddings' training seeds, with its 95% interval over the "
+             "seeds (Student's t with seeds - 1 df at the seed reference of wgbstats; 3 seeds give wide "
+             "intervals by design) and whether its lean is decided (Holm across the items, level 0.05). "
+             "The mean |score| has its interval over seeds x items (two-level bootstrap).")
+    for key, by_model in grouped.items():
+        measure, sens, a, b, target = key
+        for model, rs in sorted(by_model.items()):
+            if len(rs) < 2:
+                continue
+            doc.heading(f"{measure} · {model} · {sens}: {a} vs {b or '<rest>'} → {target} · seeds "
+                        f"{', '.join(str(r.seed) for r in rs)}", 3)
+            if len(rs) >= 3:
+                e = st.mean_abs_score(rs)
+                doc.para(f"Mean |score| over items: {_fmt(e.value)} {_ci(e.ci)} (seeds x items).")
+            rows = st.item_table(rs, min_count=min_count)
+            head = ["item", "mean score", "95% CI over seeds", "lean decided (Holm)", f"C_{a}", f"C_{b or '<rest>'}",
+                    "per seed"]
+            for side, label in (("a", a), ("b", b or "<rest>")):
+                picked = sorted((x for x in rows if (x["score"] > 0 if side == "a" else x["score"] < 0)),
+                                key=lambda x: x["score"], reverse=side == "a")[:k]
+                doc.heading(f"Top {k} towards {label}, with uncertainty", 4)
+                if not picked:
+                    doc.para(f"No item with at least {min_count} holders leans towards {label}.")
+                    continue
+                doc.table(head, [[x["item"], x["score"], _ci(x["ci"]),
+                                  "no test (< 3 seeds)" if x["degenerate"] else ("yes" if x["decided"] else "no"),
+                                  x["count_a"], x["count_b"], ", ".join(f"{v:.3g}" for v in x["seed_scores"])]
+                                 for x in picked])
+            agree = st.seed_agreement(rs, k=k)
+            if agree:
+                doc.para(f"Seed agreement (descriptive: seed i vs seed i + 1, pairs share runs): top-{k} towards {a} "
+                         f"overlap {agree['agreement']:.3f} {_ci(agree['ci'])} over {agree['units']} items "
+                         f"(chance {k / agree['units']:.3f}).")
+    claims = st.stability_claims([r for r in results if r.measure in ITEM_MEASURES], k=k)
+    if claims:
+        doc.heading(f"Are the top-{k} items stable across embedding models?", 3)
+        doc.para(f"Runs paired by seed order (each pair two independent trainings); agreement = share of one run's top "
+                 f"{k} also in the paired run's top {k}; claim: agreement > {st.MARGIN}; verdicts at Holm's "
+                 "levels over these claims (wgbstats.verdicts).")
+        doc.table(["claim", "agreement", "95% CI (seeds x items)", "chance", "verdict", "p (Holm)"],
+                  [[c["claim"], c["agreement"], _ci(c["ci"]), c["chance"], c["verdict"], c["p_adjusted"]]
+                   for c in claims])
+
+
 def render(results: Iterable[BiasResult], out_dir: str | os.PathLike, *, top: int = 20, min_count: int = MIN_COUNT,
            title: str = "Knowledge graph embedding bias report") -> dict[str, Path]:
     results = list(results)
@@ -241,6 +300,7 @@ def _render(results: list[BiasResult], out: Path, plots: Path, done: Path, top: 
         doc.heading("Bias scores per relation x model (Keidar et al.)", 2)
         cols = [f"{m} / {mod}" for m, mod in table.columns]
         doc.table(["relation"] + cols, [[idx] + [table.loc[idx, c] for c in table.columns] for idx in table.index])
+    _section_seeds(doc, results, min(top, 20), min_count)
     for i, r in enumerate(results):
         doc.heading(_title(r), 2)
         doc.para(f"seed {r.seed} · version {r.version} · {r.seconds:.2f} s · config {r.config}")

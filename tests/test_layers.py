@@ -5,6 +5,7 @@ import that runs only on some code path counts as much as one at the top of a fi
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ FLOORS = {"wgbcore": 1, "wgbstats": 2, "wikigenderbias": 3, "kge": 3, "relext": 
 def imports_of(source: str) -> list[tuple[str, int, bool]]:
     """(imported module, line, inside a function) of every absolute import in ``source``, and of
     every ``importlib.import_module("...")`` / ``__import__("...")`` with a literal name."""
-    tree = ast.parse(source)
+    with warnings.catch_warnings():        # a file's own escape-sequence warnings are not ours to show
+        warnings.simplefilter("ignore")
+        tree = ast.parse(source)
     in_function: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -63,7 +66,7 @@ def test_every_import_between_packages_runs_down_the_floors():
     rows = package_imports()
     # not vacuous: the packages above do read the statistics and the plumbing
     pairs = {(a, b) for a, b, *_ in rows}
-    assert {("relext", "wgbstats"), ("wgb", "wgbstats"), ("wgbstats", "wgbcore")} <= pairs
+    assert {("relext", "wgbstats"), ("wgb", "wgbstats"), ("kge", "wgbstats"), ("wgbstats", "wgbcore")} <= pairs
     up = [f"{f}:{line}: {a} imports {b}{' (inside a function)' if fn else ''}"
           for a, b, f, line, fn in rows if FLOORS[b] >= FLOORS[a]]
     assert not up, "imports that run up or sideways:\n" + "\n".join(up)

@@ -7,5 +7,7 @@ study) · ``design`` (the two-level seed x unit bootstrap, paired differences, t
 counted once) over ``reference`` (the seed reference of every test) and ``verdicts`` (``Estimate``,
 Holm / BH, three-state verdicts, intersection-union claims, power at more seeds or units) ·
 ``power`` (power at an effect, seeds for a target, units' part projected to a population) ·
+``ranking`` (per-unit scores over seeds with intervals; rank agreement of two sets of runs with its
+interval over seeds x units, and the stability claim) ·
 ``calibration`` (known-answer simulations of the test). Imports only ``wgbcore`` of ours.
 """
