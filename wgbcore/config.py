@@ -262,8 +262,8 @@ def markdown_table(header: list[str], rows: Iterable[Iterable[Any]]) -> str:
 
 def fields_markdown(cls: type, *, exclude: Iterable[str] = ()) -> str:
     """:func:`describe_fields` as a markdown table: key, type, default. A union's parts are code
-    spans of their own (`` `str` | `None` ``): a ``|`` escaped inside a code span shows as ``\|``
-    on the docs site, one between code spans as ``|`` everywhere."""
+    spans of their own (`` `str` | `None` ``): a ``|`` escaped inside a code span shows its backslash
+    on the docs site, one between code spans shows as ``|`` everywhere."""
     return markdown_table(["key", "type", "default"],
                           ([f"`{d['name']}`", " | ".join(f"`{t}`" for t in d["type"].split(" | ")),
                             f"`{d['default']}`"]
