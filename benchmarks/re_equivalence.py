@@ -1,5 +1,7 @@
-"""Equivalence study of the CNN/PCNN convolution's two paths (issue 39, item 3): ``conv_impl="gather"``
-(new) against ``"dense"`` (old, every committed run), trained on the real benchmark.
+"""Equivalence study of a changed path against the old one (issue 39, item 3), trained on the real
+benchmark: the CNN/PCNN convolution, ``conv_impl="gather"`` (new) against ``"dense"`` (old, every
+committed run), and the RNN/BiRNN recurrence, ``rnn_impl="gather"`` (new) against ``"fused"`` (old,
+every committed run); ``--encoders`` picks which (each encoder's own pair of paths).
 
 For every seed and encoder (PCNN+attention, CNN+attention by default) one run per path, the
 same config otherwise (the default test protocol: the release's own splits; the trainer's
@@ -25,6 +27,8 @@ a subfolder naming them (``articles500-epochs1``), never mixed with the study's 
     python benchmarks/re_equivalence.py --seeds 0-9 --encoders pcnn      # more seeds later: finished runs reused
     python benchmarks/re_equivalence.py --seeds 0 --epochs 1 --train-articles 500 \\
         --runs-dir /tmp/eq/runs --out /tmp/eq/re_equivalence            # a smoke test of the whole chain
+    # the recurrent encoders (fused vs gather), into their own results file
+    python benchmarks/re_equivalence.py --encoders rnn,birnn --out benchmarks/results/re_equivalence_rnn
 
 Writes ``--out``.json and .md (default ``benchmarks/results/re_equivalence``).
 """
@@ -45,7 +49,10 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PATHS = ("dense", "gather")          # old, new
+PATHS = ("dense", "gather")          # old, new: the convolution's
+#: per encoder: the config field that picks its path, and its (old, new) paths
+FIELDS = {"pcnn": "conv_impl", "cnn": "conv_impl", "rnn": "rnn_impl", "birnn": "rnn_impl"}
+PATHS_OF = {"pcnn": PATHS, "cnn": PATHS, "rnn": ("fused", "gather"), "birnn": ("fused", "gather")}
 RULES = ("argmax", "threshold")
 PRIMARY_RULE = "argmax"
 
@@ -146,7 +153,7 @@ def train_and_evaluate(cfg, run_dir: Path, dataset, n_resamples: int, log=print)
     from relext.evaluate import evaluate_run
     from relext.train import train
 
-    rec = {"run_dir": str(run_dir), "encoder": cfg.encoder, "selector": cfg.selector, "path": cfg.conv_impl,
+    rec = {"run_dir": str(run_dir), "encoder": cfg.encoder, "selector": cfg.selector, "path": getattr(cfg, FIELDS[cfg.encoder]),
            "seed": cfg.seed}
     was_done = (run_dir / "DONE").exists()
     l0, c0, t0 = _load(), _cpu(), time.perf_counter()
@@ -175,15 +182,16 @@ def summarize(runs: list[dict], encoders: list[str], margin: float, alpha: float
     out: dict = {}
     for enc in encoders:
         by = {(r["seed"], r["path"]): r for r in runs if r["encoder"] == enc}
-        seeds = sorted({s for s, p in by if (s, "dense") in by and (s, "gather") in by})
+        old_p, new_p = PATHS_OF[enc]
+        seeds = sorted({s for s, p in by if (s, old_p) in by and (s, new_p) in by})
         out[enc] = {"seeds": seeds}
         for rule in RULES:
-            names = sorted({k for s in seeds for p in PATHS for k in by[(s, p)]["quantities"].get(rule, {})},
+            names = sorted({k for s in seeds for p in (old_p, new_p) for k in by[(s, p)]["quantities"].get(rule, {})},
                            key=lambda k: (k != "micro_f1", k != "f1_gap:micro", k))
             rows = []
             for name in names:
-                old = [by[(s, "dense")]["quantities"][rule][name] for s in seeds]
-                new = [by[(s, "gather")]["quantities"][rule][name] for s in seeds]
+                old = [by[(s, old_p)]["quantities"][rule][name] for s in seeds]
+                new = [by[(s, new_p)]["quantities"][rule][name] for s in seeds]
                 diff = [b - a for a, b in zip(old, new)]
                 res = tost(diff, margin, alpha)
                 corr = float(np.corrcoef(old, new)[0, 1]) if len(seeds) > 2 and np.std(old) > 0 and np.std(new) > 0 \
@@ -209,7 +217,8 @@ def _f(x, fmt="+.4f") -> str:
 def render_md(r: dict) -> str:
     a = r["args"]
     lines = [
-        "# re_equivalence: the convolution's gather path against the dense path", "",
+        "# re_equivalence: " + "; ".join(f"{e}: {PATHS_OF[e][1]} (new) against {PATHS_OF[e][0]} (old)"
+                                          for e in a["encoders"]), "",
         f"Command: `{r['command']}`. {a['threads']} torch thread(s) on {r['machine']['cpu_count']} cores "
         f"({r['machine']['cpu']}), torch {r['machine']['torch']}, Python {r['machine']['python']}; started "
         f"{r['started']}, {'finished ' + r['finished'] if r.get('finished') else 'running (or cut short)'}; load "
@@ -219,7 +228,7 @@ def render_md(r: dict) -> str:
         f"{a['epochs'] or 'the trainer default'}" + (f", **{a['train_articles']} sampled training articles only "
                                                      "(a smoke test, not the study)**" if a["train_articles"] else "")
         + f". Margin {a['margin']} F1; interval {1 - 2 * a['alpha']:.0%} two-sided t (= two one-sided tests at "
-        f"{a['alpha']:.0%}); paired differences new (gather) - old (dense) over the seeds.",
+        f"{a['alpha']:.0%}); paired differences new - old over the seeds.",
         "",
     ]
     for enc, res in r["summary"].items():
@@ -247,9 +256,13 @@ def render_md(r: dict) -> str:
                      f"{run['load_before']} | {run['load_after']} |")
     t = r.get("timing", {})
     if t:
-        lines += ["", f"Per path, mean epoch training time of the runs trained here: "
-                  + ", ".join(f"{p} {v:.2f} s" for p, v in t.get("mean_epoch_train_s", {}).items())
-                  + (f" (dense / gather {t['epoch_ratio']:.2f}x)" if t.get("epoch_ratio") else "")
+        per = t.get("by_encoder", {"": {"mean_epoch_train_s": t.get("mean_epoch_train_s", {}),
+                                        "epoch_ratio": t.get("epoch_ratio")}})
+        lines += ["", "Per path, mean epoch training time of the runs trained here: "
+                  + "; ".join((f"{enc}: " if enc else "")
+                              + ", ".join(f"{p} {v:.2f} s" for p, v in e["mean_epoch_train_s"].items())
+                              + (f" (old / new {e['epoch_ratio']:.2f}x)" if e.get("epoch_ratio") else "")
+                              for enc, e in per.items())
                   + f"; runs left: {t.get('runs_left', 0)}."]
     lines += ["", "Seeds needed: the fewest paired seeds whose 90% interval would fit inside the margin if the "
               "mean and sd of the differences stayed as observed (a planning figure; '-' when the observed mean "
@@ -267,22 +280,27 @@ def write(results: dict, out: Path) -> None:
 
 
 def timing(runs: list[dict], planned: int) -> dict:
-    mean = {}
-    for p in PATHS:
-        ep = [x for r in runs if r["path"] == p and r["trained_now"] for x in r["epoch_train_s"] if x is not None]
-        if ep:
-            mean[p] = float(np.mean(ep))
-    out = {"mean_epoch_train_s": mean, "runs_left": planned - len(runs)}
-    if len(mean) == 2:
-        out["epoch_ratio"] = mean["dense"] / mean["gather"]
-    return out
+    """Per encoder and path, the mean epoch training time of the runs trained here; old / new."""
+    by: dict = {}
+    for enc in dict.fromkeys(r["encoder"] for r in runs):
+        mean = {}
+        for p in PATHS_OF[enc]:
+            ep = [x for r in runs if r["encoder"] == enc and r["path"] == p and r["trained_now"]
+                  for x in r["epoch_train_s"] if x is not None]
+            if ep:
+                mean[p] = float(np.mean(ep))
+        by[enc] = {"mean_epoch_train_s": mean}
+        if len(mean) == 2:
+            by[enc]["epoch_ratio"] = mean[PATHS_OF[enc][0]] / mean[PATHS_OF[enc][1]]
+    return {"by_encoder": by, "runs_left": planned - len(runs)}
 
 
 # --------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default="0-4", help="paired seeds, e.g. 0-4 or 0,2,5 (default 0-4)")
-    ap.add_argument("--encoders", default="pcnn,cnn", help="comma-separated: pcnn, cnn (default both)")
+    ap.add_argument("--encoders", default="pcnn,cnn",
+                    help="comma-separated: pcnn, cnn (conv_impl), rnn, birnn (rnn_impl) (default pcnn,cnn)")
     ap.add_argument("--selector", default="attention")
     ap.add_argument("--epochs", type=int, default=None, help="maximum epochs per run (default: the trainer's)")
     ap.add_argument("--train-articles", type=int, default=None,
@@ -301,8 +319,8 @@ def main(argv=None) -> int:
     except ValueError as exc:
         ap.error(str(exc))
     encoders = [e.strip() for e in args.encoders.split(",") if e.strip()]
-    if not encoders or any(e not in ("cnn", "pcnn") for e in encoders):
-        ap.error(f"--encoders: cnn and/or pcnn, got {args.encoders!r}")
+    if not encoders or any(e not in FIELDS for e in encoders):
+        ap.error(f"--encoders: some of {sorted(FIELDS)}, got {args.encoders!r}")
     if args.train_articles is not None and args.train_articles < 1:
         ap.error("--train-articles must be >= 1")
     if not 0 < args.alpha < 0.5 or args.margin <= 0:
@@ -337,11 +355,12 @@ def main(argv=None) -> int:
     plan = []
     for seed in seeds:                        # seed-major; the order of the two paths alternates
         for i, enc in enumerate(encoders):
-            order = PATHS if (seed + i) % 2 == 0 else PATHS[::-1]
+            order = PATHS_OF[enc] if (seed + i) % 2 == 0 else PATHS_OF[enc][::-1]
             plan += [(enc, seed, p) for p in order]
     kw = {} if args.epochs is None else {"epochs": args.epochs}
     for enc, seed, path in plan:
-        cfg = TrainConfig(encoder=enc, selector=args.selector, seed=seed, conv_impl=path, threads=args.threads, **kw)
+        cfg = TrainConfig(encoder=enc, selector=args.selector, seed=seed, threads=args.threads,
+                          **{FIELDS[enc]: path}, **kw)
         rec = train_and_evaluate(cfg, runs_dir / run_name(enc, args.selector, path, seed), dataset,
                                  args.n_resamples, log=lambda s: print(s, flush=True))
         results["runs"].append(rec)

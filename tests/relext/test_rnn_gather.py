@@ -230,3 +230,24 @@ def test_cli_rnn_impl_option(tmp_path):
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "run" / "config.json").read_text())["rnn_impl"] == "gather"
+
+
+def test_equivalence_study_pairs_the_recurrent_paths():
+    """benchmarks/re_equivalence.py pairs an RNN's fused and gather runs by seed (a CNN's dense and
+    gather), trains each path through its own config field and times each encoder apart."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("re_equivalence", ROOT / "benchmarks" / "re_equivalence.py")
+    eq = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(eq)
+    assert eq.FIELDS["rnn"] == eq.FIELDS["birnn"] == "rnn_impl" and eq.PATHS_OF["birnn"] == ("fused", "gather")
+    runs = [{"encoder": "rnn", "seed": s, "path": p, "trained_now": True, "epoch_train_s": [4.0 if p == "fused" else 2.0],
+             "quantities": {"argmax": {"micro_f1": 0.8 + s / 100 + (0.002 * s if p == "gather" else 0)}}}
+            for s in range(3) for p in ("fused", "gather")]
+    runs.append({"encoder": "rnn", "seed": 3, "path": "fused", "trained_now": True, "epoch_train_s": [4.0],
+                 "quantities": {"argmax": {"micro_f1": 0.5}}})                       # no pair yet
+    summary = eq.summarize(runs, ["rnn"], 0.005, 0.05)["rnn"]
+    assert summary["seeds"] == [0, 1, 2]
+    assert summary["argmax"]["quantities"][0]["diff"] == pytest.approx([0.0, 0.002, 0.004])
+    t = eq.timing(runs, 10)
+    assert t["by_encoder"]["rnn"]["epoch_ratio"] == pytest.approx(2.0) and t["runs_left"] == 3
