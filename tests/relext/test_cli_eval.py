@@ -8,10 +8,10 @@ from support.relext_data import synthetic_predictions
 from wgb.cli import cli
 
 
-def write_run(run_dir, seed=0):
+def write_run(run_dir, seed=0, encoder="cnn", selector="average"):
     pred = run_dir / "predictions"
     pred.mkdir(parents=True)
-    (run_dir / "config.json").write_text(json.dumps({"encoder": "cnn", "selector": "average", "seed": seed}))
+    (run_dir / "config.json").write_text(json.dumps({"encoder": encoder, "selector": selector, "seed": seed}))
     for i, split in enumerate(("validation", "male_test", "female_test")):
         rows = synthetic_predictions(split, n_entities=12, seed=seed * 10 + i,
                                      gender="mixed" if split == "validation" else None)
@@ -70,7 +70,8 @@ def test_grid_command_uses_the_library(tmp_path, monkeypatch):
 
     def fake_train(config, run_dir):
         calls.append(run_dir.name)
-        write_run(run_dir, seed=config["seed"])
+        write_run(run_dir, seed=config["seed"], encoder=config.get("encoder", "cnn"),
+                  selector=config.get("selector", "average"))
 
     monkeypatch.setattr(grid, "_default_train", fake_train)
     monkeypatch.setattr(grid, "_default_make_config", lambda **kw: kw)
@@ -92,7 +93,8 @@ def test_grid_encoders_may_carry_their_own_seeds(tmp_path, monkeypatch):
 
     def fake_train(config, run_dir):
         calls.append(run_dir.name)
-        write_run(run_dir, seed=config["seed"])
+        write_run(run_dir, seed=config["seed"], encoder=config.get("encoder", "cnn"),
+                  selector=config.get("selector", "average"))
 
     monkeypatch.setattr(grid, "_default_train", fake_train)
     monkeypatch.setattr(grid, "_default_make_config", lambda **kw: kw)
@@ -123,7 +125,8 @@ def test_a_grid_stopped_early_has_verdicts_for_the_seeds_it_finished(tmp_path, m
     def fake_train(config, run_dir):
         res = run_dir.parent.parent / "results.json"
         seen.append(bool(json.loads(res.read_text()).get("design_report")) if res.exists() else None)
-        write_run(run_dir, seed=config["seed"])
+        write_run(run_dir, seed=config["seed"], encoder=config.get("encoder", "cnn"),
+                  selector=config.get("selector", "average"))
 
     monkeypatch.setattr(grid, "_default_train", fake_train)
     monkeypatch.setattr(grid, "_default_make_config", lambda **kw: kw)
