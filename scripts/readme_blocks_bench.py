@@ -127,6 +127,29 @@ def re_speed_gru() -> str:
     return "\n".join(lines)
 
 
+def re_speed_rnn_gather() -> str:
+    """The RNN/BiRNN recurrence, fused vs gather, paired in one run; the matrix-product floor."""
+    src = f"{RES}/re_speed_rnn_gather.json"
+    r = _load(src)
+    loads = [x[p]["load_before"] for e in r["encoders"].values() for x in e.get("rounds", []) for p in ("fused", "gather")]
+    lines = [f"Measured side by side (`{src}`; {r['threads']} torch thread(s), GRU + attention, each epoch timed over "
+             f"{r['batches']} of its {r['epoch_batches']} batches and extrapolated; 1-minute load "
+             f"{_load_range(*loads)} on {r['cpu_count']} shared cores, so CPU seconds are the measure):", "",
+             "| encoder | fused epoch CPU s | gather epoch CPU s | fused / gather (median [range]) | "
+             "matrix products, share of the fused / gather profile | floor: recurrent products alone, CPU s | "
+             "most any exact float32 path can gain over fused |", "|---|---|---|---|---|---|---|"]
+    for enc, e in r["encoders"].items():
+        if "ratio_cpu_median" not in e:
+            continue
+        prof = e.get("profile", {})
+        share = " / ".join(f"{prof[p]['gemm_share']:.0%}" for p in ("fused", "gather") if p in prof) or "-"
+        lines.append(f"| {enc} | {e['cpu_s_median']['fused']:.1f} | {e['cpu_s_median']['gather']:.1f} | "
+                     f"{e['ratio_cpu_median']:.2f}x [{e['ratio_cpu_range'][0]:.2f}-{e['ratio_cpu_range'][1]:.2f}] | "
+                     f"{share} | {e['floor_cpu_s']:.1f} ({e['recurrent_gflop_per_epoch']:.0f} GFLOP at "
+                     f"{e['gemm_gflops_per_s']:.0f} GFLOP/s) | {e['ceiling_vs_fused']:.2f}x |")
+    return "\n".join(lines)
+
+
 def data_build_speed() -> str:
     """Whole builds (read, match, write) of a generated 10,000-person dump."""
     src = f"{RES}/data_build_write.json"
@@ -293,5 +316,5 @@ def re_step_profile(src: str = "benchmarks/results/re_step_profile.json") -> str
             f"vectors change the numbers, a GPU changes the machine (`{src}`).")
 
 
-BLOCKS = {"re-step-profile": re_step_profile, "re-speed-pcnn": re_speed_pcnn, "kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru,
+BLOCKS = {"re-step-profile": re_step_profile, "re-speed-pcnn": re_speed_pcnn, "kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru, "re-speed-rnn-gather": re_speed_rnn_gather,
           "data-build-speed": data_build_speed, "data-build-scale": data_build_scale, "distant-vs-release": distant_vs_release, "pbg-scaling": pbg_scaling}
