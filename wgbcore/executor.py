@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
+from wgbcore.cores import oversubscribed, usable_cores
 from wgbcore.executor_backends import _backend, _Dask, check_picklable
 from wgbcore.executor_worker import Outcome, Task, TaskFailed, execute, gpu_of_slot, one_line
 
@@ -92,10 +93,11 @@ class ExecutorConfig:
     """Where and how tasks run (validated at once: a bad option fails before any work)."""
 
     kind: str = "serial"
-    #: worker processes (processes, dask LocalCluster) [default: cores // threads_per_run; with GPUs:
+    #: worker processes (processes, dask LocalCluster) [default: usable cores (wgbcore.cores) //
+    #: threads_per_run; with GPUs:
     #: GPUs x runs_per_gpu]
     workers: int | None = None
-    #: torch threads per task [default: serial: torch's own; else cores // workers]
+    #: torch threads per task [default: serial: torch's own; else usable cores // workers]
     threads_per_run: int | None = None
     #: an existing Dask cluster: scheduler address or scheduler JSON file (dask only)
     scheduler: str | None = None
@@ -150,12 +152,21 @@ class ExecutorConfig:
             return self.workers
         if self.runs_per_gpu is not None:
             return len(self.gpu_list()) * self.runs_per_gpu
-        return max(1, (os.cpu_count() or 1) // (self.threads_per_run or 1))
+        return max(1, usable_cores() // (self.threads_per_run or 1))
 
     def n_threads(self) -> int | None:
         if self.threads_per_run is not None or self.kind == "serial":
             return self.threads_per_run
-        return max(1, (os.cpu_count() or 1) // self.n_workers())
+        return max(1, usable_cores() // self.n_workers())
+
+    def oversubscription(self) -> str | None:
+        """A one-line warning when this machine's workers x threads exceed its usable cores
+        (:func:`wgbcore.cores.usable_cores`: the affinity set and cgroup quota, not the host's
+        cores); ``None`` for an existing cluster, serial runs with torch's own threads, or a plan
+        that fits. The defaults always fit."""
+        if self.scheduler is not None or self.n_threads() is None:
+            return None
+        return oversubscribed(self.n_workers(), self.n_threads(), usable_cores())
 
     def describe(self) -> dict[str, Any]:
         """What ran where, for a results file."""
@@ -206,6 +217,10 @@ def run_tasks(tasks: Iterable[Task], config: ExecutorConfig | None = None, *,
                                    for t in tasks if t.finished()}
     if cfg.kind != "serial":
         check_picklable(todo)
+    if todo and (warning := cfg.oversubscription()):
+        log.warning(warning)
+        if progress:
+            print(f"warning: {warning}", file=sys.stderr, flush=True)
     bar = tqdm(total=len(todo) + already_done + len(results), initial=already_done + len(results), desc=desc,
                unit="run", disable=None if progress else True, dynamic_ncols=True)
     if not todo:

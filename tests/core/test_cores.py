@@ -64,3 +64,24 @@ def test_oversubscribed_says_so():
     assert oversubscribed(2, 1, 2) is None
     msg = oversubscribed(2, 2, 2)
     assert msg and "4 threads on 2 usable core" in msg
+
+
+def test_executor_defaults_fit_the_usable_cores(monkeypatch):
+    import wgbcore.executor as ex
+
+    monkeypatch.setattr(ex, "usable_cores", lambda: 3)
+    cfg = ex.ExecutorConfig(kind="processes")
+    assert (cfg.n_workers(), cfg.n_threads()) == (3, 1) and cfg.oversubscription() is None
+    cfg = ex.ExecutorConfig(kind="processes", threads_per_run=2)
+    assert (cfg.n_workers(), cfg.n_threads()) == (1, 2) and cfg.oversubscription() is None
+
+
+def test_executor_warns_when_asked_for_more_threads_than_cores(monkeypatch, capsys, tmp_path):
+    import wgbcore.cores as cores
+    import wgbcore.executor as ex
+
+    monkeypatch.setattr(ex, "usable_cores", lambda: 2)
+    monkeypatch.setattr(cores, "usable_cores", lambda: 2)
+    cfg = ex.ExecutorConfig(kind="processes", workers=2, threads_per_run=2)
+    assert "4 threads on 2 usable core" in cfg.oversubscription()
+    assert ex.ExecutorConfig(kind="serial").oversubscription() is None     # torch's own threads
