@@ -144,43 +144,60 @@ def base_metrics(male: np.ndarray, female: np.ndarray,
 # --------------------------------------------------------------------------------------------
 # The counts of a study
 # --------------------------------------------------------------------------------------------
-def entity_weights(data: StudyCounts, n_resamples: int, seed: int) -> dict[str, np.ndarray]:
+def entity_weights(data: StudyCounts, n_resamples: int, seed: int,
+                   strata: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The entity resample: gender -> (B, E_g) multinomial counts, in the order of
     ``data.entity_ids[data.gender == g]``. Without folds (and one population) one multinomial over
     each gender's entities; otherwise one within each (gender, fold, population) stratum, so every
     replicate keeps each fold's and population's size (both are fixed by design, and a fold model's
-    offset belongs to its seed)."""
+    offset belongs to its seed).
+
+    ``strata`` (E,) labels (a person-level grouping: :mod:`wgbstats.cells`) splits every stratum
+    further by label, and the draw is then the rescaled bootstrap of Rao and Wu (1988, JASA 83:231)
+    with n - 1 draws: n/(n - 1) x Multinomial(n - 1) in a stratum of n persons, whose variance of a
+    mean is s^2/n exactly (the plain multinomial's is (n - 1)/n of it, 17% low in a stratum of 6);
+    a stratum of one person keeps its weight 1."""
     rng = np.random.default_rng(seed)
     out = {}
     mixed = len(data.populations()) > 1
     for g in ("male", "female"):
         mask = data.gender == g
         e = int(mask.sum())
-        if data.fold is None and not mixed:
+        if data.fold is None and not mixed and strata is None:
             out[g] = rng.multinomial(e, np.full(e, 1.0 / e), size=n_resamples).astype(float)
             continue
-        folds = data.fold[mask] if data.fold is not None else np.zeros(e, dtype=np.int64)
-        pops = data.population[mask]
+        keys = _strata_keys(data, mask, strata, mixed)
         w = np.zeros((n_resamples, e))
-        for f in np.unique(folds):
-            for p in (np.unique(pops) if mixed else [None]):
-                in_stratum = (folds == f) if p is None else (folds == f) & (pops == p)
-                cols = np.flatnonzero(in_stratum)
-                if cols.size:
-                    w[:, cols] = rng.multinomial(cols.size, np.full(cols.size, 1.0 / cols.size), size=n_resamples)
+        for key in sorted(set(keys)):
+            cols = np.flatnonzero(np.array([k == key for k in keys]))
+            n = cols.size
+            if strata is None:
+                w[:, cols] = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples)
+            elif n == 1:
+                w[:, cols] = 1.0
+            else:
+                w[:, cols] = rng.multinomial(n - 1, np.full(n, 1.0 / n), size=n_resamples) * (n / (n - 1))
         out[g] = w
     return out
 
 
-def entity_df(data: StudyCounts) -> float:
+def _strata_keys(data: StudyCounts, mask: np.ndarray, strata: np.ndarray | None, mixed: bool) -> list[tuple]:
+    """Each of a gender's persons' resampling stratum: (fold, population if mixed, label if strata)."""
+    e = int(mask.sum())
+    folds = data.fold[mask] if data.fold is not None else np.zeros(e, dtype=np.int64)
+    pops = data.population[mask] if mixed else np.full(e, "")
+    labels = np.asarray(strata, dtype=str)[mask] if strata is not None else np.full(e, "")
+    return [(int(f), str(p), str(c)) for f, p, c in zip(folds, pops, labels)]
+
+
+def entity_df(data: StudyCounts, strata: np.ndarray | None = None) -> float:
     """Degrees of freedom of the persons' part of a study's variance: the smaller gender's persons
-    less its resampling strata (gender x fold x population)."""
+    less its resampling strata (gender x fold x population, x ``strata`` labels when given)."""
     out = []
     for g in ("male", "female"):
         mask = data.gender == g
-        strata = {(f, p) for f, p in zip(data.fold[mask] if data.fold is not None else [0] * int(mask.sum()),
-                                         data.population[mask])}
-        out.append(int(mask.sum()) - max(len(strata), 1))
+        keys = _strata_keys(data, mask, strata, True)
+        out.append(int(mask.sum()) - max(len(set(keys)), 1))
     return float(max(min(out), 1))
 
 
@@ -250,7 +267,7 @@ class Design:
     """
 
     def __init__(self, data: StudyCounts, *, n_resamples: int = 2000, seed: int = 0,
-                 confidence: float = 0.95) -> None:
+                 confidence: float = 0.95, strata: np.ndarray | None = None) -> None:
         if n_resamples < 100:
             raise ValueError(f"n_resamples must be >= 100, got {n_resamples}")
         if not 0 < confidence < 1:
@@ -259,8 +276,11 @@ class Design:
         self.labels = data.class_labels()
         self._male = data.gender == "male"
         self._female = data.gender == "female"
-        self._w = entity_weights(data, n_resamples, seed)
-        self.df_entity = entity_df(data)
+        if strata is not None and np.shape(strata) != (len(data.entity_ids),):
+            raise ValueError(f"strata: shape {np.shape(strata)}, expected ({len(data.entity_ids)},)")
+        self.strata = None if strata is None else np.asarray(strata, dtype=str)
+        self._w = entity_weights(data, n_resamples, seed, self.strata)
+        self.df_entity = entity_df(data, self.strata)
         self._draws: dict[tuple[int, ...], np.ndarray] = {}
         self._cache: dict[tuple, dict[str, np.ndarray]] = {}
 
