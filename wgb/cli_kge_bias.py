@@ -36,11 +36,36 @@ def _graph(graph: str | None, emb_dir: Path | None):
     return load_graph(graph)
 
 
-def _prepare(emb_dir, graph, no_emb, sensitive, a, b, target, names, preds):
-    """Load and check everything (names, values, shapes) before any long work starts."""
+def _split_args(args: tuple[str, ...]) -> tuple[list[str], str | None]:
+    """(embedding sources, GRAPH): the last of two or more arguments is GRAPH when it names a graph
+    (``fb13``, a file, a folder in a graph format), as in ``EMB_DIR GRAPH``."""
+    from kge.embedding_set import is_graph
+
+    if len(args) >= 2 and is_graph(args[-1]):
+        return list(args[:-1]), args[-1]
+    return list(args), None
+
+
+def _embedding_set(sources: list[str], seed, model_label):
+    """The embedding dirs of the command line with each one's label and seed (read from its
+    config.json; ``--seed``/``--model-label`` only for a single dir), checked as a set."""
+    from kge.embedding_set import expand, read_set
+
+    dirs = expand(sources)
+    if len(dirs) > 1 and (seed is not None or model_label is not None):
+        raise click.UsageError(f"--seed and --model-label name one embedding dir; the {len(dirs)} dirs given are "
+                               "read with each dir's own seed and model (a label per dir: an @FILE list)")
+    runs = read_set(dirs, need_seed=len(dirs) > 1)
+    return [(r.path, r.label if model_label is None else model_label, r.seed if seed is None else seed)
+            for r in runs]
+
+
+def _prepare(runs, graph, no_emb, sensitive, a, b, target, names, preds):
+    """Load and check everything (names, values, shapes) before any long work starts; ``runs``
+    the (dir, label, seed) of each embedding dir (none with EMB_DIR '-')."""
     from kge.bias import MEASURES, BiasSpec, GraphView
 
-    kg = _graph(graph, None if no_emb else emb_dir)
+    kg = _graph(graph, None if no_emb else runs[0][0])
     view = GraphView.from_graph(kg)
     view.relation_id(target, "target relation")
     specs = []
@@ -54,22 +79,21 @@ def _prepare(emb_dir, graph, no_emb, sensitive, a, b, target, names, preds):
                 raise click.BadParameter(f"attribute value {role}='{v}' is not a tail of '{s}' in the graph",
                                          param_hint=f"--{role}")
         specs.append(BiasSpec(s, sa, sb, target))
-    model = None
+    models = []
     if not no_emb:
-        if not emb_dir.exists():
-            raise click.BadParameter(f"{emb_dir} does not exist", param_hint="EMB_DIR")
         from kge.embeddings import load_model
 
-        model = load_model(emb_dir, kg)
-        view.check_model(model)
+        for path, _, _ in runs:
+            model = load_model(path, kg)
+            view.check_model(model)
+            models.append(model)
     elif any(MEASURES[n]().needs_model for n in names if not (preds and n.startswith("keidar_") and n != "keidar_tlb")):
         raise click.UsageError("EMB_DIR '-' only works with measures that need no embeddings (data) or --preds")
-    return view, specs, model
+    return view, specs, models or [None]
 
 
 @click.command("bias")
-@click.argument("emb_dir", type=click.Path(path_type=Path))
-@click.argument("graph", required=False)
+@click.argument("args", nargs=-1, required=True, metavar="EMB_DIR... [GRAPH]")
 @click.option("--measure", "measures", multiple=True, default=("fisher",), show_default=True,
               help="Registered measure name (repeatable) or 'all'.")
 @click.option("--sensitive", "sensitive", multiple=True, default=("gender",), show_default=True,
@@ -81,12 +105,28 @@ def _prepare(emb_dir, graph, no_emb, sensitive, a, b, target, names, preds):
 @click.option("--option", "options", multiple=True, help="Measure setting KEY=VALUE, e.g. alpha=0.01, ks=10,50.")
 @click.option("--preds", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Authors'-format predictions CSV for keidar_dpd/keidar_ppd instead of our classifier.")
-@click.option("--model-label", default="", help="Name of the embeddings in the report (default: model name).")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--model-label", default=None,
+              help="Name of the embeddings in the report (one EMB_DIR; default: its model name).")
+@click.option("--seed", default=None, type=int,
+              help="The result's seed (one EMB_DIR; default: the training seed in its config.json, else 0).")
+@click.option("--top-k", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Several dirs: k of the claim 'the top-k items agree across models'.")
+@click.option("--min-count", type=COUNT, default=5, show_default=True,
+              help="Several dirs: items held by fewer persons of a and b are left out of the items' intervals.")
+@click.option("--stability", "stability_out", type=OutputPath(directory=False, path_type=Path), default=None,
+              help="Several dirs: where the intervals and claims go (default: OUT with .stability.json).")
 @click.option("--out", type=OutputPath(directory=False, path_type=Path), default=Path("bias.json"), show_default=True)
-def bias_cmd(emb_dir, graph, measures, sensitive, a, b, target, options, preds, model_label, seed, out):
+def bias_cmd(args, measures, sensitive, a, b, target, options, preds, model_label, seed, top_k, min_count,
+             stability_out, out):
     """Run bias measures on the embeddings in EMB_DIR over GRAPH (default: the graph recorded
-    in EMB_DIR, else FB13). EMB_DIR may be '-' for measures that need no embeddings (data)."""
+    in EMB_DIR, else FB13). EMB_DIR may be '-' for measures that need no embeddings (data).
+
+    Several EMB_DIRs (dirs, a quoted glob such as 'runs/*-seed*', or @FILE listing one dir per
+    line, optionally followed by a label) are one set: each dir's model and training seed are read
+    from its config.json, they must share a graph, and one model may not repeat a seed or differ
+    in a setting other than the seed. Their results go to OUT, and each per-item measure's scores
+    with intervals over the seeds and the claims "the top-k items agree across models" to
+    --stability (`wgb kge report OUT` shows both)."""
     from tqdm import tqdm
 
     from kge.bias import MEASURES, check_measure, run_measure, save_results
@@ -102,37 +142,75 @@ def bias_cmd(emb_dir, graph, measures, sensitive, a, b, target, options, preds, 
     if unknown:
         raise click.BadParameter(f"setting(s) {unknown} belong to none of the measures {names}",
                                  param_hint="--option")
-    no_emb = str(emb_dir) == "-"
+    sources, graph = _split_args(args)
+    no_emb = sources == ["-"]
+    if "-" in sources and not no_emb:
+        raise click.UsageError("EMB_DIR '-' (no embeddings) cannot be combined with embedding dirs")
     hold_lock(out, "result file")
     try:
-        view, specs, model = _prepare(emb_dir, graph, no_emb, sensitive, a, b, target, names, preds)
+        runs = [] if no_emb else _embedding_set(sources, seed, model_label)
+        if len(runs) > 1:
+            from kge.report import ITEM_MEASURES
+
+            if not any(n in ITEM_MEASURES for n in names):
+                raise click.UsageError(f"measure(s) {names} give no per-item scores; several embedding dirs are "
+                                       f"compared by a per-item measure ({', '.join(sorted(ITEM_MEASURES))})")
+            stability_out = stability_out or out.with_name(out.name.removesuffix(".json") + ".stability.json")
+            hold_lock(stability_out, "result file")
+        view, specs, models = _prepare(runs, graph, no_emb, sensitive, a, b, target, names, preds)
     except (ValueError, FileNotFoundError) as e:
         raise click.ClickException(str(e)) from e
+    runs = runs or [(None, model_label or "", seed or 0)]
     given = None
     if preds is not None and any("preds" in (MEASURES.options(n) or {}) for n in names):
         from kge.bias.keidar import read_preds_csv
 
         given = read_preds_csv(preds)
     jobs = []
-    for n in names:  # every measure's settings and preconditions, before the first one runs
-        fields = MEASURES.options(n) or {}
-        kw = {k: v for k, v in cfg.items() if k in fields}
-        if given is not None and "preds" in fields:
-            kw["preds"] = given
-        for s in specs:
-            try:
-                check_measure(n, view, model, s, **kw)
-            except (ValueError, TypeError) as e:
-                raise click.ClickException(f"{n} on {s.sensitive_relation}: {e}") from e
-            jobs.append((n, s, kw))
+    for (path, label, run_seed), model in zip(runs, models):  # every setting and precondition, before any run
+        where = f"{path}: " if len(runs) > 1 else ""
+        for n in names:
+            fields = MEASURES.options(n) or {}
+            kw = {k: v for k, v in cfg.items() if k in fields}
+            if given is not None and "preds" in fields:
+                kw["preds"] = given
+            for s in specs:
+                try:
+                    check_measure(n, view, model, s, **kw)
+                except (ValueError, TypeError) as e:
+                    raise click.ClickException(f"{where}{n} on {s.sensitive_relation}: {e}") from e
+                jobs.append((n, s, kw, model, label, run_seed, where))
     results = []
-    for n, s, kw in tqdm(jobs, desc="bias measures", disable=None):
+    for n, s, kw, model, label, run_seed, where in tqdm(jobs, desc="bias measures", disable=None):
         try:
-            results.append(run_measure(n, view, model, s, seed=seed, model_label=model_label, **kw))
+            results.append(run_measure(n, view, model, s, seed=run_seed, model_label=label, **kw))
         except ValueError as e:
-            raise click.ClickException(f"{n} on {s.sensitive_relation}: {e}") from e
+            raise click.ClickException(f"{where}{n} on {s.sensitive_relation}: {e}") from e
     save_results(results, out)
     click.echo(f"wrote {len(results)} result(s), {sum(len(r.rows) for r in results)} rows to {out}")
+    if len(runs) > 1:
+        _write_stability(results, stability_out, top_k, min_count)
+
+
+def _write_stability(results, path: Path, k: int, min_count: int) -> None:
+    """The per-item intervals over seeds and the stability claims of a set's results."""
+    from kge.bias import stability
+    from kge.report import ITEM_MEASURES
+    from wgbcore.atomicio import atomic_write_json
+
+    try:
+        doc = stability.summarize([r for r in results if r.measure in ITEM_MEASURES], k=k, min_count=min_count)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    atomic_write_json(path, doc, indent=1)
+    n_models = sum(len(g["models"]) for g in doc["groups"])
+    click.echo(f"wrote the intervals over seeds of {n_models} model(s) x measure(s) and {len(doc['claims'])} "
+               f"claim(s) to {path}")
+    for c in doc["claims"]:
+        lo, hi = c["ci"]
+        click.echo(f"  {c['claim']}: {c['agreement']:.3f} [{lo:.3f}, {hi:.3f}] -> {c['verdict']}")
+    if not doc["claims"]:
+        click.echo(f"  no claim across models (it needs two models with 3+ seeds each and more than {k} items)")
 
 @click.command("report")
 @click.argument("bias_json", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))

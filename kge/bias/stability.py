@@ -147,3 +147,31 @@ def seed_agreement(results: Sequence[BiasResult], *, k: int = TOP_K, side: str =
         return None
     e = agreement_estimate(x, np.roll(x, -1, axis=0), k=k, side=side, n_resamples=n_resamples, seed=seed)
     return {"agreement": e.value, "ci": e.ci, "n_seeds": len(results), "k": k, "side": side, "units": len(items)}
+
+
+def summarize(results: Iterable[BiasResult], *, k: int = TOP_K, min_count: int = 0, margin: float = MARGIN,
+              n_resamples: int = 2000, seed: int = 0) -> dict:
+    """Everything above for a set of results, as one JSON-ready dict: per measure/spec and model
+    with two or more seeds, the items' table (:func:`item_table`), the mean |score| and the seeds'
+    agreement towards each value (3+ seeds); the stability claims across models (``claims``)."""
+    results = list(results)
+    out = []
+    for key, by_model in groups(results).items():
+        models = {}
+        for model, rs in sorted(by_model.items()):
+            if len(rs) < 2:
+                continue
+            entry = {"seeds": [r.seed for r in rs], "items": item_table(rs, min_count=min_count),
+                     "mean_abs_score": None, "seed_agreement": {}}
+            if len(rs) >= 3:
+                e = mean_abs_score(rs, n_resamples=n_resamples, seed=seed)
+                entry["mean_abs_score"] = {"value": e.value, "ci": e.ci, "se": e.se}
+                for side, towards in (("high", key[2]), ("low", key[3] or "<rest>")):
+                    entry["seed_agreement"][towards] = seed_agreement(rs, k=k, side=side, n_resamples=n_resamples,
+                                                                      seed=seed)
+            models[model] = entry
+        if models:
+            out.append({"measure": key[0], "spec": dict(zip(("sensitive_relation", "a", "b", "target_relation"),
+                                                            key[1:])), "models": models})
+    claims = stability_claims(results, k=k, margin=margin, n_resamples=n_resamples, seed=seed)
+    return {"k": k, "margin": margin, "min_count": min_count, "groups": out, "claims": claims}
