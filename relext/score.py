@@ -115,6 +115,8 @@ class ScoreReport:
     alpha: float | None = None
     #: what the checks of the run set let through but the reader must know (a subset scored)
     warnings: list[str] = field(default_factory=list)
+    #: ``--groups``: the per-cell report of :mod:`relext.cell_gaps` (None without groups)
+    groups: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -155,7 +157,12 @@ class ScoreReport:
         per_run = ["", "| run | micro F1 male | micro F1 female | micro F1 |", "|---|---|---|---|"]
         per_run += [f"| {r['run']} | {r['micro_f1_male']:.4f} | {r['micro_f1_female']:.4f} | {r['micro_f1']:.4f} |"
                     for r in self.per_run]
-        return head + "\n".join(lines) + "\n" + tail + "\n".join(per_run) + "\n"
+        cells = ""
+        if self.groups:
+            from relext.cell_gaps import markdown as cells_markdown
+
+            cells = "\n" + cells_markdown(self.groups)
+        return head + "\n".join(lines) + "\n" + tail + "\n".join(per_run) + "\n" + cells
 
 
 def _entity_counts(run: RunPredictions) -> tuple[np.ndarray, np.ndarray]:
@@ -177,9 +184,11 @@ def _per_run(run: RunPredictions) -> dict:
 
 def score_runs(runs: Sequence[RunPredictions], *, n_resamples: int = 1000, confidence: float = 0.95,
                seed: int = 0, alpha: float = 0.05, rule: str = "argmax", configs: Sequence[dict | None] | None = None,
-               warnings: Sequence[str] = ()) -> ScoreReport:
+               warnings: Sequence[str] = (), groups: dict | None = None) -> ScoreReport:
     """The gender-gap report of one or several runs (module docstring), checked first as the runs
-    of one study (:func:`relext.run_sets.check_runs`; ``configs``: each run's config, if any)."""
+    of one study (:func:`relext.run_sets.check_runs`; ``configs``: each run's config, if any).
+    ``groups``: keyword arguments of :func:`relext.cell_gaps.score_groups` (``columns``, ``eras``,
+    ``dataset``, ``min_per_gender``): the per-cell report of the same runs."""
     from relext.run_sets import check_runs
 
     runs = list(runs)
@@ -203,9 +212,16 @@ def score_runs(runs: Sequence[RunPredictions], *, n_resamples: int = 1000, confi
         method = ("two-level bootstrap over runs (as seeds) x test entities (relext.design), "
                   "Benjamini-Hochberg across the gaps")
         alpha_out = alpha
+    cells = None
+    if groups:
+        from relext.cell_gaps import score_groups
+
+        cells = score_groups(study_counts(runs), **groups, n_resamples=n_resamples, seed=seed,
+                             confidence=confidence, alpha=alpha)
     return ScoreReport(runs=[r.name for r in runs], rule=rule, form="+".join(forms), method=method,
                        confidence=confidence, n_resamples=n_resamples, n_bags=len(first.bag_ids),
-                       n_entities=n_ent, gaps=gaps, per_run=per_run, alpha=alpha_out, warnings=list(warnings))
+                       n_entities=n_ent, gaps=gaps, per_run=per_run, alpha=alpha_out, warnings=list(warnings),
+                       groups=cells)
 
 
 def _single_run(run: RunPredictions, *, n_resamples: int, confidence: float, seed: int) -> list[GapRow]:
@@ -222,9 +238,9 @@ def _single_run(run: RunPredictions, *, n_resamples: int, confidence: float, see
     return out
 
 
-def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidence: float, seed: int,
-                  alpha: float) -> list[GapRow]:
-    from wgbstats.design import Design, flags
+def study_counts(runs: Sequence[RunPredictions]):
+    """The runs' per-article counts as one variant ``"model"`` with one seed per run
+    (:class:`relext.study_counts.StudyCounts`; a cross-fitted run's folds kept)."""
     from relext.study_counts import StudyCounts
 
     ids = gender = fold = None
@@ -242,7 +258,16 @@ def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidenc
             raise ValueError(f"{run.name}: other test articles or genders than {runs[0].name}; "
                              "every run must be evaluated on the same test set")
         counts[i] = c
-    data = StudyCounts(ids, gender, {"model": counts}, fold=fold)
+    return StudyCounts(ids, gender, {"model": counts}, fold=fold)
+
+
+def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidence: float, seed: int,
+                  alpha: float) -> list[GapRow]:
+    from wgbstats.design import Design, flags
+
+    data = study_counts(runs)
+    ids, gender = data.entity_ids, data.gender
+    counts = data.counts["model"]
     design = Design(data, n_resamples=n_resamples, seed=seed, confidence=confidence)
     seeds = sorted(counts)
     # point values per gender: mean over runs of each run's metric
@@ -273,7 +298,7 @@ def _several_runs(runs: Sequence[RunPredictions], *, n_resamples: int, confidenc
 def score_files(paths: Sequence[str | Path], *, rule: str = "argmax", threshold_mode: str = "global",
                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
                 alpha: float = 0.05, coverage: bool = False, data: str | Path | None = None,
-                allow_subset: bool = False) -> ScoreReport:
+                allow_subset: bool = False, groups: dict | None = None) -> ScoreReport:
     """Read one prediction set per path (module docstring; a cross-fitted set is a folder of
     ``fold<k>`` sets) as the runs of one study -- every check of :mod:`relext.run_sets` passed
     before anything is scored -- and score them together. ``coverage``: the runs must score every
@@ -292,8 +317,10 @@ def score_files(paths: Sequence[str | Path], *, rule: str = "argmax", threshold_
     runs, notes = read_study(paths, rule=rule, threshold_mode=threshold_mode, reference=reference,
                              allow_subset=allow_subset)
     configs = [p[0].config for p in map(parts_of, paths)]
+    if groups is not None and groups.get("dataset") is None and data is not None:
+        groups = {**groups, "dataset": str(data)}
     return score_runs(runs, n_resamples=n_resamples, confidence=confidence, seed=seed, alpha=alpha, rule=rule,
-                      configs=configs, warnings=notes)
+                      configs=configs, warnings=notes, groups=groups)
 
 
 # DataFrames of the design layer's results (kept importable from here)

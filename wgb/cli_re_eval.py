@@ -339,8 +339,18 @@ def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json
               "release): every test bag of it must be scored.")
 @click.option("--allow-subset", is_flag=True,
               help="Score runs that cover only part of the test bags (refused without it); the report warns.")
+@click.option("--groups", default=None, metavar="gender,COLUMN[,COLUMN]",
+              help="Also the gender gap per cell of a person-level grouping: gender,era | gender,region | "
+              "gender,north_south (several columns: crossed cells); the per-cell table, max - min over cells "
+              "(relext.cell_gaps).")
+@click.option("--era-edges", default="1850,1900,1950", show_default=True,
+              help="With --groups ...era: birth-era bin edges (years, increasing).")
+@click.option("--min-cell", type=click.IntRange(min=2), default=30, show_default=True,
+              help="With --groups: fewest persons of each gender in a cell for a verdict (below: too few to estimate).")
+@click.option("--groups-report", type=OutputPath(directory=True, path_type=Path), default=None,
+              help="With --groups: write cells.json, cells.md, cells.html and the plot cells.png to this folder.")
 def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha, bootstrap_seed, out, as_json,
-              data, allow_subset):
+              data, allow_subset, groups, era_edges, min_cell, groups_report):
     """F1 gap and equality of opportunity, per relation with intervals, of any extractor's
     PREDICTIONS on the WikiGenderBias test sets.
 
@@ -363,10 +373,11 @@ def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha,
         problem = check_writable(out, directory=False)
         if problem:
             raise click.BadParameter(problem, param_hint="--out")
+    group_opts = _group_options(groups, era_edges, min_cell, groups_report)
     try:
         report = score_files(list(predictions), rule=rule, threshold_mode=threshold_mode,
                              n_resamples=n_resamples, confidence=confidence, seed=bootstrap_seed, alpha=alpha,
-                             coverage=True, data=data, allow_subset=allow_subset)
+                             coverage=True, data=data, allow_subset=allow_subset, groups=group_opts)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(one_line(exc)) from None
     for w in report.warnings:
@@ -379,6 +390,35 @@ def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha,
         click.echo(report.to_markdown())
     if out is not None:
         click.echo(f"wrote {out}", err=True)
+    if groups_report is not None and report.groups:
+        from relext.cell_gaps import write_report
+
+        paths = write_report(report.groups, groups_report)
+        click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+
+
+def _group_options(groups, era_edges, min_cell, groups_report) -> dict | None:
+    """--groups and its options checked before any work (one-line errors naming the option)."""
+    if groups is None:
+        if groups_report is not None:
+            raise click.BadParameter("needs --groups", param_hint="--groups-report")
+        return None
+    from relext.cell_gaps import parse_groups
+    from wikigenderbias.groups import EraBins
+
+    try:
+        columns = parse_groups(groups)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--groups") from None
+    try:
+        eras = EraBins.parse(era_edges)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--era-edges") from None
+    if groups_report is not None:
+        problem = check_writable(groups_report, directory=True)
+        if problem:
+            raise click.BadParameter(problem, param_hint="--groups-report")
+    return {"columns": columns, "eras": eras, "min_per_gender": min_cell}
 
 
 def register(group: click.Group) -> None:
