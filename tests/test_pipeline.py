@@ -195,3 +195,18 @@ def test_seeds_on_the_run_executor_give_the_serial_numbers(tiny_run, tmp_path):
                    [(row["item"], row["score"]) for row in rb["rows"]], (s, g)
     rep = json.loads((par / "report" / "report.json").read_text())
     assert rep["analysis"]["seeds"] == list(SEEDS)
+
+
+def test_report_shows_items_over_embedding_seeds(tiny_run):
+    """Each seed trains its own embeddings: the report gives every item's interval over them
+    (issue #42); with 2 seeds no test (< 3) and no claim across graphs."""
+    out, _ = tiny_run
+    es = json.loads((out / "report" / "report.json").read_text())["analysis"]["embedding_seeds"]
+    assert es["tables"] and {t["measure"] for t in es["tables"]} <= {"fisher", "bourli_projection"}
+    gold = [t for t in es["tables"] if t["graph"] == "gold"]
+    assert gold and all(t["seeds"] == list(SEEDS) for t in gold)
+    assert all(x["degenerate"] and len(x["seed_scores"]) == len(SEEDS) for t in gold for x in t["male"] + t["female"])
+    assert es["claims"] == []
+    md = (out / "report" / "report.md").read_text()
+    assert md.index("## 4. Items") < md.index("### Items over embedding seeds") < md.index("## 5. Runs")
+    assert "no test (< 3 seeds)" in md and 'id="items-seeds"' in (out / "report" / "report.html").read_text()

@@ -20,7 +20,8 @@ stopped, seed by seed; the trainers themselves also resume mid-way):
 Modules: :mod:`~wgb.pipeline.config` (profiles, :class:`PipelineConfig`), :mod:`~wgb.pipeline.stages`
 (the resumable stages and :func:`run_pipeline`), :mod:`~wgb.pipeline.gold` (the gold graph),
 :mod:`~wgb.pipeline.linking` (FB13 background knowledge), :mod:`~wgb.pipeline.coverage` (graphs vs
-the gold graph), :mod:`~wgb.pipeline.propagation` (the pooled estimates and verdicts),
+the gold graph), :mod:`~wgb.pipeline.propagation` (the pooled estimates and verdicts), :mod:`~wgb.pipeline.seed_stability`
+(the items over embedding seeds),
 :mod:`~wgb.pipeline.report` (charts; the templates are ``wgb/templates/run_report.*``).
 """
 from __future__ import annotations

@@ -365,6 +365,9 @@ def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[st
     bias = {seed: {g: load_results(d / "bias" / f"{g}.json") for g in graphs} for seed, d in dirs.items()}
     prop = Propagation(study, bias, measures=cfg.measures, n_resamples=s["n_resamples"], bootstrap_seed=0)
     analysis = analyse(prop, min_count=cfg.min_count)
+    from wgb.pipeline.seed_stability import embedding_seeds
+
+    analysis["embedding_seeds"] = embedding_seeds(bias, cfg.measures, min_count=cfg.min_count)
     if cfg.crossfit and len(set(study.counts.population.tolist())) > 1:
         # the two scales side by side: the same claims on the annotated test persons only
         from wgb.pipeline.scales import scales
