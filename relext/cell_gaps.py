@@ -32,6 +32,7 @@ GROUPINGS = ("era", "region", "north_south")
 UNKNOWN = "unknown"
 #: The F1 gaps of the per-cell table.
 METRICS = tuple(f"f1_gap:{r}" for r in POSITIVE_RELATIONS) + ("micro_f1_gap",)
+POOLED_COLOR = "#2ca02c"
 VERDICT_WORDS = {"supported": "male > female", "contradicted": "female > male", "undecided": "undecided"}
 
 
@@ -91,16 +92,17 @@ def _views(data: StudyCounts) -> list[tuple[str, StudyCounts, np.ndarray]]:
 def cell_report(data: StudyCounts, labels: np.ndarray, order: Sequence[str], *, variant: str, grouping: str,
                 metrics: Sequence[str] = METRICS, min_per_gender: int = MIN_PER_GENDER, alpha: float = 0.05,
                 method: str = "holm", n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95,
-                interactions: Sequence[tuple[str, str]] = ()) -> dict:
+                interactions: Sequence[tuple[str, str]] = (), ranges: bool = True) -> dict:
     """The per-cell table, interactions and ranges of ``variant`` in every population (module
     docstring) as plain JSON. ``interactions``: (cell a, cell b) pairs whose gap difference a - b is
-    tested per metric (claim: the gap is larger in a), Holm across them."""
+    tested per metric (claim: the gap is larger in a), Holm across them; ``ranges``: the max-minus-min
+    per metric over the judged cells."""
     out = {"grouping": grouping, "variant": variant, "min_per_gender": min_per_gender, "alpha": alpha,
            "correction": method, "n_resamples": n_resamples, "pooled_label": POOLED_LABEL, "populations": {}}
     for pop, d, keep in _views(data):
         cd = CellDesign(d, labels[keep], n_resamples=n_resamples, seed=seed, confidence=confidence,
                         min_per_gender=min_per_gender, order=order)
-        out["populations"][pop] = _population(cd, variant, metrics, alpha, method, interactions)
+        out["populations"][pop] = _population(cd, variant, metrics, alpha, method, interactions, ranges)
     return out
 
 
@@ -117,7 +119,7 @@ def score_groups(data: StudyCounts, *, columns: Sequence[str], eras: EraBins = E
     return out
 
 
-def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactions) -> dict:
+def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactions, with_ranges=True) -> dict:
     sizes = cd.sizes()
     judged = [c for c in cd.cells if c != UNKNOWN and cd.enough(c)]
     est = {(c, m): cd.cell_metric(variant, c, m) for c in cd.cells for m in metrics
@@ -141,11 +143,12 @@ def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactio
                          "ci": [finite_or_none(x) for x in v.ci_adjusted] if v else None,
                          "ci_level": v.ci_adjusted_level if v else None,
                          "p_adjusted": v.p_adjusted if v else None, "verdict": status,
-                         "pooled": finite_or_none(pooled.estimate[k]), "pooled_sd": finite_or_none(pooled.sd[k]),
-                         "pooled_weight": finite_or_none(pooled.weight[k]),
+                         "pooled": finite_or_none(pooled.estimate[k]) if c != UNKNOWN else None,
+                         "pooled_sd": finite_or_none(pooled.sd[k]) if c != UNKNOWN else None,
+                         "pooled_weight": finite_or_none(pooled.weight[k]) if c != UNKNOWN else None,
                          "raw_small_cell": finite_or_none(e.value) if e is not None and c not in judged else None})
     ranges = []
-    if len(judged) >= 2:
+    if len(judged) >= 2 and with_ranges:
         for m in metrics:
             r = cd.range(variant, m, judged, alpha=alpha / len(metrics))
             ranges.append({k: v for k, v in r.to_dict().items() if k != "pairs"})
@@ -192,6 +195,8 @@ TABLE_HEADER = ["cell", "metric", "men", "women", "MDE (80%)", "gap (male - fema
 
 def range_lines(pop: dict) -> list[str]:
     """One line per metric: the max-minus-min over the judged cells, its interval, which cells."""
+    if len(pop["judged_cells"]) >= 2 and not pop["ranges"]:
+        return []
     if len(pop["judged_cells"]) < 2:
         return [f"max - min over cells: fewer than 2 cells with enough persons ({', '.join(pop['judged_cells']) or 'none'})"]
     return [f"{r['metric']}: max - min = {r['value']:.3f} (max in {r['max_cell']}, min in {r['min_cell']}): "
@@ -226,7 +231,9 @@ def plot(report: dict, path: str | Path, *, metrics: Sequence[str] | None = None
     """The gap per cell with its interval at the corrected level (judged cells: filled; the pooled
     estimate as an open marker; cells too small: the count only), one panel per metric, populations
     side by side."""
-    from relext.plots import FEMALE_COLOR, FLAG_COLOR, PLAIN_COLOR, _plt, _save
+    import textwrap
+
+    from relext.plots import FLAG_COLOR, PLAIN_COLOR, _plt, _save
 
     plt = _plt()
     pops = list(report["populations"])
@@ -248,15 +255,16 @@ def plot(report: dict, path: str | Path, *, metrics: Sequence[str] | None = None
                     ax.annotate("too few" if r["cell"] != UNKNOWN else "unknown", (x, 0), rotation=90,
                                 fontsize=7, ha="center", va="bottom", color=PLAIN_COLOR)
                 if r["pooled"] is not None:
-                    ax.plot([x + 0.12], [r["pooled"]], marker="D", mfc="none", color=FEMALE_COLOR, ms=5)
+                    ax.plot([x + 0.12], [r["pooled"]], marker="D", mfc="none", color=POOLED_COLOR, ms=5)
             ax.set_xticks(range(len(rows)))
-            ax.set_xticklabels([f"{r['cell']}\n{r['male']}m/{r['female']}f" for r in rows], fontsize=7,
-                               rotation=45, ha="right")
+            ax.set_xticklabels([textwrap.fill(r["cell"], 16) + f"\n{r['male']}m/{r['female']}f" for r in rows],
+                               fontsize=7, rotation=45, ha="right", rotation_mode="anchor")
             ax.grid(axis="y", alpha=0.3)
             ax.set_title(f"{m.replace('f1_gap:', 'F1 gap ')} ({pop})", fontsize=9)
         axes[i][0].set_ylabel("male - female")
     fig.suptitle(f"Gender gap per {report['grouping']} cell: dot = raw gap with its interval at the corrected "
-                 "level (red: decided); open diamond = partial-pooling estimate (model-based)", fontsize=9)
+                 "level (red: decided, grey: undecided); open green diamond = partial-pooling estimate "
+                 "(model-based, not a verdict); 'too few' = under the minimum persons", fontsize=9)
     fig.tight_layout()
     out = _save(fig, Path(path))
     plt.close(fig)
@@ -296,3 +304,21 @@ def write_report(report: dict, out_dir: str | Path, stem: str = "cells") -> list
     doc = add_section(Document(f"Gender gaps by {report['grouping']}"), report, png.name)
     files = doc.write(out, stem)
     return [atomic_write_json(out / f"{stem}.json", report), files["md"], files["html"], png]
+
+
+def study_groups(runs, out_dir: str | Path, *, columns: Sequence[str], eras: EraBins = EraBins(),
+                 min_per_gender: int = MIN_PER_GENDER, dataset: str | None = None, n_resamples: int = 1000,
+                 seed: int = 0, alpha: float = 0.05, rule: str = "argmax") -> list[Path]:
+    """``re grid`` / ``re debias-grid --groups``: the per-cell report of every variant of a study's
+    finished runs (``runs``: (variant, seed) -> run directory or its fold run directories) into
+    ``OUT/groups/cells-<columns>-<variant>.{json,md,html,png}``. Exploratory: a study's plan does not
+    name these cells."""
+    data = StudyCounts.from_runs(runs, rule=rule)
+    labels, order = cell_labels(data.entity_ids, columns, eras=eras, dataset=dataset)
+    paths = []
+    for v in sorted(data.counts):
+        rep = cell_report(data, labels, order, variant=v, grouping=" x ".join(columns), min_per_gender=min_per_gender,
+                          alpha=alpha, n_resamples=n_resamples, seed=seed)
+        rep["era_edges"], rep["registered"] = list(eras.edges), "exploratory: not in the study's plan"
+        paths += write_report(rep, out_dir, stem=f"cells-{'-'.join(columns)}-{v}")
+    return paths

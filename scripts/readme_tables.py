@@ -345,9 +345,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from readme_blocks_bench import BLOCKS as BENCH_BLOCKS  # noqa: E402
 from readme_blocks_headline import BLOCKS as HEADLINE_BLOCKS  # noqa: E402
 from readme_blocks_docs import BLOCKS as DOCS_BLOCKS  # noqa: E402
+from readme_blocks_groups import BLOCKS as GROUPS_BLOCKS  # noqa: E402
 from withdraw_wgb_run import markdown as withdrawn_markdown, notice as withdrawn_notice  # noqa: E402
 
-BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **DOCS_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-crossfit": wgb_run_crossfit, "wgb-run-quick": wgb_run_quick, "wgb-run-withdrawn": withdrawn_markdown, "anonymize-label-blind": anonymize_label_blind, "groups-release": groups_release,
+BLOCKS = {**BENCH_BLOCKS, **HEADLINE_BLOCKS, **DOCS_BLOCKS, **GROUPS_BLOCKS, **crossfit_blocks(), "data-stats": data_stats, "kge-du-to-target": kge_du_to_target, "score-opennre": score_opennre, "wgb-run-full": wgb_run_full, "wgb-run-crossfit": wgb_run_crossfit, "wgb-run-quick": wgb_run_quick, "wgb-run-withdrawn": withdrawn_markdown, "anonymize-label-blind": anonymize_label_blind, "groups-release": groups_release,
           "re-grid-cnn-pcnn": lambda: re_grid("results/re_grid_cnn_pcnn/results.json"), "re-debias-study": re_debias_study, "re-grid": re_grid}
 FILES = ["README.md", "wikigenderbias/data/wikigenderbias/README.md", "results/re_debias/README.md", "results/re_grid/README.md",
          "results/re_grid_cnn_pcnn/README.md", "results/wgb_run/WITHDRAWN.md"]
