@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from wgb.cli_types import COUNT
+from wgb.cli_types import COUNT, SEED
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -107,7 +107,7 @@ def _prepare(runs, graph, no_emb, sensitive, a, b, target, names, preds):
               help="Authors'-format predictions CSV for keidar_dpd/keidar_ppd instead of our classifier.")
 @click.option("--model-label", default=None,
               help="Name of the embeddings in the report (one EMB_DIR; default: its model name).")
-@click.option("--seed", default=None, type=int,
+@click.option("--seed", default=None, type=SEED,
               help="The result's seed (one EMB_DIR; default: the training seed in its config.json, else 0).")
 @click.option("--top-k", type=click.IntRange(min=1), default=20, show_default=True,
               help="Several dirs: k of the claim 'the top-k items agree across models'.")
@@ -156,6 +156,8 @@ def bias_cmd(args, measures, sensitive, a, b, target, options, preds, model_labe
                 raise click.UsageError(f"measure(s) {names} give no per-item scores; several embedding dirs are "
                                        f"compared by a per-item measure ({', '.join(sorted(ITEM_MEASURES))})")
             stability_out = stability_out or out.with_name(out.name.removesuffix(".json") + ".stability.json")
+            if stability_out.resolve() == out.resolve():
+                raise click.BadParameter(f"{stability_out} is also --out", param_hint="--stability")
             hold_lock(stability_out, "result file")
         view, specs, models = _prepare(runs, graph, no_emb, sensitive, a, b, target, names, preds)
     except (ValueError, FileNotFoundError) as e:

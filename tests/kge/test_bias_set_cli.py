@@ -166,6 +166,7 @@ def _bad_list(world, tmp_path):
     (lambda w, t: str(t / "nothing-*"), [], "the pattern matches no embedding dir"),
     (None, ["--seed", "1"], "--seed and --model-label name one embedding dir"),
     (None, ["--measure", "bourli_analogy"], "give no per-item scores"),
+    (None, ["--stability", "x.json"], "x.json is also --out"),
 ])
 def test_a_bad_set_is_one_line_before_any_work(world, tmp_path, extra, args, message):
     runs = world[4]
@@ -173,6 +174,7 @@ def test_a_bad_set_is_one_line_before_any_work(world, tmp_path, extra, args, mes
     if extra is not None:
         srcs.append(extra(world, tmp_path))
     out = tmp_path / "x.json"
+    args = [str(out) if a == "x.json" else a for a in args]
     measure = [] if "--measure" in args else ["--measure", "fisher"]
     r = CliRunner().invoke(cli, ["kge", "bias", *map(str, srcs), *measure, *args, "--out", str(out)])
     assert r.exit_code != 0
