@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_executor import executor_options, run_device
+from wgb.cli_groups import group_options, resolve_groups, write_groups
 from wgb.cli_protocol import parse_named_seeds, protocol_options, resolve_folds, seeds_option
 
 
@@ -82,9 +83,10 @@ def _variants(ctx, param, value):
                    "(exploratory) when any of them had finished.")
 @protocol_options
 @executor_options
+@group_options
 def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick, train_articles, encoder, selector,
                     dataset, threads, threshold_mode, n_resamples, overrides, device, quiet, amend_plan, protocol,
-                    folds, fold_seed, executor):
+                    folds, fold_seed, executor, groups, era_edges, min_cell):
     """Train and evaluate ENCODER+SELECTOR under every debiasing variant x seed into OUT.
 
     Resumable: rerun the same command to continue; finished runs are skipped. Writes
@@ -95,6 +97,8 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
     """
     from relext.debias import STUDY_VARIANTS
     from relext.studies.debias import QUICK, DebiasStudyConfig, run_study, with_ner
+
+    group_opts = resolve_groups(groups, era_edges, min_cell)
 
     train_overrides: dict = dict(QUICK["train_overrides"]) if quick else {}
     train_overrides.update(_overrides(overrides))
@@ -133,6 +137,11 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
                             amend_plan=amend_plan)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
+    if group_opts:
+        from relext.studies.debias import study_runs
+
+        write_groups(study_runs(config, out), out, group_opts, dataset=train_overrides.get("dataset"),
+                     n_resamples=kwargs["n_resamples"], seed=config.bootstrap_seed)
     meta = summary["meta"]
     click.echo((out / "results.md").read_text())
     click.echo(f"\n{meta['runs_evaluated']}/{meta['n_runs']} runs evaluated; wrote {out / 'results.json'}"

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from wgb.cli_executor import executor_options, run_device
+from wgb.cli_groups import group_options, resolve_groups, write_groups
 from wgb.cli_protocol import parse_named_seeds, protocol_options, resolve_folds, seeds_option
 from wgb.cli_types import ALPHA, CONFIDENCE, UNIT
 
@@ -131,9 +132,10 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
                    "runs (exploratory) when any of them had finished.")
 @protocol_options
 @executor_options
+@group_options
 def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode, n_resamples,
              confidence, bootstrap_seed, runs_dir, no_train, fail_fast, no_plots, threads, device, amend_plan,
-             protocol, folds, fold_seed, executor):
+             protocol, folds, fold_seed, executor, groups, era_edges, min_cell):
     """Train and evaluate encoder x selector x seed, resumably, into OUT.
 
     Runs go seed-major (every combination with the first seed first). Finished runs (with
@@ -146,6 +148,7 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
     from relext.grid import GridConfig, run_grid
     from wgbcore.config import parse_overrides
 
+    group_opts = resolve_groups(groups, era_edges, min_cell)
     if threads:
         import torch
 
@@ -174,6 +177,11 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
                            train=not no_train, executor=executor, amend_plan=amend_plan)
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
+    if group_opts:
+        from relext.grid import design_runs
+
+        write_groups(design_runs(config, out), out, group_opts, dataset=train_overrides.get("dataset"),
+                     n_resamples=n_resamples or 1000, seed=bootstrap_seed)
     meta, t = summary["meta"], summary["timing"]
     click.echo(f"{len(meta['runs_done'])}/{meta['n_runs']} runs done, "
                f"{meta['runs_evaluated']} evaluated; training {t['train_seconds_total']:.0f} s, "

@@ -4,6 +4,7 @@ the pooled estimate beside the raw one, and `wgb re score --groups` end to end."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -116,3 +117,23 @@ def test_write_report_files(tmp_path):
                       n_resamples=200)
     paths = write_report(rep, tmp_path)
     assert [p.name for p in paths] == ["cells.json", "cells.md", "cells.html", "cells.png"]
+
+
+def test_study_groups_of_committed_fold_runs(tmp_path):
+    """re grid / re debias-grid --groups: the per-cell report of a study's finished runs (read only)."""
+    from relext.cell_gaps import study_groups
+
+    root = Path(__file__).resolve().parents[2] / "results/re_crossfit/debias/runs"
+    runs = {("none", s): [root / f"none-attention-seed{s}-fold{k}" for k in range(5)] for s in range(3)}
+    paths = study_groups(runs, tmp_path, columns=["north_south"], n_resamples=200)
+    assert [p.name for p in paths] == [f"cells-north_south-none.{x}" for x in ("json", "md", "html", "png")]
+    rep = json.loads(paths[0].read_text())
+    assert list(rep["populations"]) == ["test", "all"] and rep["registered"].startswith("exploratory")
+    assert rep["populations"]["all"]["sizes"]["South"] == {"male": 512, "female": 218}
+
+
+@pytest.mark.parametrize("command", [["re", "grid", "--out"], ["re", "debias-grid"]])
+def test_grid_commands_check_groups_before_any_work(tmp_path, command):
+    res = CliRunner().invoke(cli, [*command, str(tmp_path / "out"), "--groups", "gender,bogus", "--no-train"])
+    assert res.exit_code == 2 and "unknown grouping 'bogus'" in res.output
+    assert not (tmp_path / "out").exists()
