@@ -144,3 +144,16 @@ def test_range_detects_one_differing_cell():
                          rng=np.random.default_rng(7), sd_seed=0.01, sd_entity=0.3, sd_interaction=0.1)
     assert sim.detected.mean() > 0.8
     assert sim.only_with_cell.sum() / sim.detected.sum() > 0.95
+
+
+@pytest.mark.slow
+def test_the_bootstrap_range_interval_covers_a_true_zero():
+    """The same check on CellDesign itself (the bootstrap, not the closed form): 60 simulated
+    studies at the era cells' sizes, every cell's gap equal; the 95% interval of max - min excludes
+    0 in no more studies than a 5% rate allows (binomial, 0.001)."""
+    hits = 0
+    for k in range(60):
+        data, label, _ = _study(ERA_SIZES, seeds=5, sd_seed=0.005, sd_entity=0.2, sd_interaction=0.05,
+                                folds=5, rng=np.random.default_rng([41, k]))
+        hits += CellDesign(data, label, n_resamples=300, seed=k).range("v", "eo_gap:x").decided
+    assert _at_most_nominal(hits, 60, 0.05), hits
