@@ -140,7 +140,7 @@ def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactio
             rows.append({"cell": c, "metric": m, "male": sizes[c]["male"], "female": sizes[c]["female"],
                          "judged": c in judged, "mde": finite_or_none(v.mde) if v and v.mde is not None else None,
                          "gap": finite_or_none(e.value) if e is not None and c in judged else None,
-                         "ci": [finite_or_none(x) for x in v.ci_adjusted] if v else None,
+                         "ci": [finite_or_none(x) for x in v.ci_adjusted] if v and not e.degenerate else None,
                          "ci_level": v.ci_adjusted_level if v else None,
                          "p_adjusted": v.p_adjusted if v else None, "verdict": status,
                          "pooled": finite_or_none(pooled.estimate[k]) if c != UNKNOWN else None,
