@@ -1,7 +1,10 @@
 """Are a KGE bias measure's most biased items stable across embedding models and seeds? (issue #42)
 
-Trains TransE and DistMult on FB13 at 3 seeds each with a short, fixed budget (``--epochs``, one
-thread), runs one per-item bias measure (default ``fisher``: gender male vs female -> profession)
+Trains TransE and DistMult (``--models``) on FB13 at 3 seeds each on one thread, either with a
+short, fixed budget (``--epochs``, dim ``--dim``) or, with ``--settings convergence``, at each
+model's settings and best validated epoch in the committed convergence benchmark
+(``benchmarks/results/kge_convergence.json``: dim, loss, sampler, regularization; epochs = its
+best epoch, no validation), runs one per-item bias measure (default ``fisher``: gender male vs female -> profession)
 on each embedding with the embedding's training seed as the result's seed, and writes
 
 * ``OUT/bias.json``: the six results (``wgb kge report OUT/bias.json`` renders them);
@@ -15,11 +18,13 @@ on each embedding with the embedding's training seed as the result's seed, and w
 Embeddings go to ``--runs-dir/<model>-seed<s>`` (resumed when finished; not committed).
 
 Usage: python scripts/kge_stability.py [--epochs 20] [--dim 50] [--top 20] [--measure fisher]
+           [--settings short|convergence] [--models transe,distmult,complex]
            [--runs-dir out/kge_stability] [--out results/kge_stability]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shlex
@@ -29,6 +34,28 @@ from pathlib import Path
 
 MODELS = ("transe", "distmult")
 SEEDS = (0, 1, 2)
+CONVERGENCE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "kge_convergence.json"
+#: The convergence benchmark's training fields a run here takes over (threads, validation and the
+#: time budget are this script's own).
+CONVERGED_FIELDS = ("dim", "model_kwargs", "batch_size", "lr", "negatives", "loss", "margin", "sampler",
+                    "regularization", "optimizer")
+
+
+def converged_settings(models: list[str], path: Path = CONVERGENCE) -> dict[str, dict]:
+    """model -> its EmbeddingConfig fields at the convergence benchmark's best validated epoch."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        recs = {m["model"]: m for m in doc["models"]}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"{path}: cannot read the convergence benchmark's models ({e})")
+    out = {}
+    for model in models:
+        rec = recs.get(model)
+        if rec is None or not rec.get("best_epoch"):
+            raise SystemExit(f"{path}: no best epoch for model {model!r} (has: {sorted(recs)})")
+        out[model] = {**{k: rec["config"][k] for k in CONVERGED_FIELDS if k in rec["config"]},
+                      "epochs": int(rec["best_epoch"])}
+    return out
 
 
 def _load() -> list[float]:
@@ -42,10 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--measure", default="fisher")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--settings", choices=("short", "convergence"), default="short",
+                    help="short: --epochs/--dim, lr 0.01, margin loss; convergence: each model's settings and "
+                         "best epoch in benchmarks/results/kge_convergence.json")
     ap.add_argument("--runs-dir", type=Path, default=Path("out/kge_stability"))
     ap.add_argument("--out", type=Path, default=Path("results/kge_stability"))
     args = ap.parse_args(argv)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
+    settings = (converged_settings(models) if args.settings == "convergence" else
+                {m: {"dim": args.dim, "epochs": args.epochs, "batch_size": 4096, "lr": 0.01} for m in models})
 
     import torch
 
@@ -63,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     results, runs = [], []
     for model in models:
         for seed in SEEDS:
-            cfg = EmbeddingConfig(model=model, dim=args.dim, epochs=args.epochs, seed=seed, num_threads=1,
-                                  evaluate_test=False, batch_size=4096, lr=0.01)
+            cfg = EmbeddingConfig(model=model, seed=seed, num_threads=1, evaluate_test=False, **settings[model])
             t0 = time.time()
             tr = train_embeddings(graph, cfg, args.runs_dir / f"{model}-seed{seed}", progress=False)
             t1 = time.time()
@@ -95,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     claims = st.stability_claims(results, k=args.top)
     command = "python " + " ".join(shlex.quote(a) for a in [sys.argv[0], *(argv if argv is not None else sys.argv[1:])])
     meta = {"command": command, "measure": args.measure, "spec": "gender: male vs female -> profession", "graph": "FB13",
-            "models": models, "seeds": list(SEEDS), "epochs": args.epochs, "dim": args.dim, "top_k": args.top,
+            "models": models, "seeds": list(SEEDS), "settings": args.settings, "training": settings,
+            "epochs": {m: v["epochs"] for m, v in settings.items()}, "dim": {m: v["dim"] for m, v in settings.items()},
+            "top_k": args.top,
             "margin": st.MARGIN, "threads": 1, "wall_s": round(time.time() - t_start, 1), "load_start": load_start,
             "load_end": _load(), "machine": platform.machine(), "cpus": os.cpu_count(),
             "time": time.strftime("%Y-%m-%d %H:%M:%S")}
@@ -107,6 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _budget(m: dict) -> str:
+    each = ", ".join(f"{x} dim {m['dim'][x]}, {m['epochs'][x]} epochs" for x in m["models"])
+    if m.get("settings") == "convergence":
+        return (f"{each} (each model's settings and best validated epoch in the convergence benchmark, "
+                "`benchmarks/results/kge_convergence.md`; one thread, no validation here).")
+    return f"{each} (a short budget: the embeddings are far from converged)."
+
+
 def _ci(ci) -> str:
     return f"[{ci[0]:.3g}, {ci[1]:.3g}]"
 
@@ -116,8 +157,8 @@ def markdown(doc: dict) -> str:
     out = [f"# Stability of a KGE bias measure's top items across embedding models and seeds (FB13)", "",
            f"`{m['command']}` ({m['time']}; {m['wall_s']} s wall on {m['threads']} thread, load average "
            f"{m['load_start']} at the start, {m['load_end']} at the end).", "",
-           f"Measure `{m['measure']}` ({m['spec']}) on {', '.join(m['models'])}, seeds {m['seeds']}, dim {m['dim']}, "
-           f"{m['epochs']} epochs each (a short budget: the embeddings are far from converged). Claim: the share "
+           f"Measure `{m['measure']}` ({m['spec']}) on {', '.join(m['models'])}, seeds {m['seeds']}; "
+           + _budget(m) + " Claim: the share "
            f"of one run's top {m['top_k']} items also in the paired run's top {m['top_k']} exceeds {m['margin']}; "
            "runs paired by seed; interval over seeds x items; verdicts at Holm's levels (wgbstats).", "",
            "## Claims", "", "| claim | agreement | 95% CI | chance | verdict | p (Holm) |", "|---|---|---|---|---|---|"]

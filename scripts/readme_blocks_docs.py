@@ -199,7 +199,33 @@ def design_calibration(src: str = "results/calibration/calibration.json") -> str
     return "\n".join(out)
 
 
+def kge_stability(src: str = "results/kge_stability/results.json") -> str:
+    """A KGE bias measure's top items over embedding seeds and models on FB13: the claims across
+    models with their verdicts, per model the mean |score| and the seeds' agreement."""
+    r = _load(src)
+    m = r["meta"]
+    each = ", ".join(f"{x} ({m['epochs'][x]} epochs, dim {m['dim'][x]})" for x in m["models"])
+    out = [f"`{m['measure']}` ({m['spec']}) on FB13, seeds {', '.join(map(str, m['seeds']))} of {each}"
+           + (", each model at its settings and best validated epoch in the convergence benchmark"
+              if m.get("settings") == "convergence" else "")
+           + f"; claim: the share of one run's top {m['top_k']} also in the paired run's top {m['top_k']} exceeds "
+           f"{m['margin']}, runs paired by seed, 95% intervals over seeds x items, verdicts at Holm's levels (`{src}`, "
+           "written by `scripts/kge_stability.py`; the rendered report in `results/kge_stability/report/`):", "",
+           "| claim | agreement | 95% CI | chance | verdict |", "|---|---|---|---|---|"]
+    for c in r["claims"]:
+        out.append(f"| {c['claim']} | {c['agreement']:.3f} | [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] | "
+                   f"{c['chance']:.3f} | {c['verdict']} |")
+    out += ["", "| model | items | lean decided (Holm) | mean \\|score\\| [95% CI] | "
+            f"seeds' top-{m['top_k']} agreement towards male / female |", "|---|---|---|---|---|"]
+    for model, d in r["per_model"].items():
+        e, sa = d["mean_abs_score"], d["seed_agreement"]
+        agree = " / ".join(f"{sa[k]['agreement']:.2f}" if sa.get(k) else "-" for k in ("male", "female"))
+        out.append(f"| {model} | {d['items']:,} | {d['decided_items']:,} | {e['value']:.3g} "
+                   f"[{e['ci'][0]:.3g}, {e['ci'][1]:.3g}] | {agree} |")
+    return "\n".join(out)
+
+
 BLOCKS = {"anonymize-bags": anonymize_bags, "release-spans": release_spans, "export-unlocated": export_unlocated, "embedding-bias": embedding_bias,
           "re-grid-transformer": re_grid_transformer, "kge-measure-speed": kge_measure_speed,
           "kge-convergence": kge_convergence, "pbg-fb13-disk": pbg_fb13_disk, "study-sizes": study_sizes,
-          "design-calibration": design_calibration}
+          "design-calibration": design_calibration, "kge-stability": kge_stability}
