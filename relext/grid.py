@@ -216,7 +216,8 @@ def run_grid(
     says why it changes.
     """
     from relext.crossfit import check_fold_plans
-    from relext.grid_exec import checked_configs, eval_current, eval_settings, refuse_other_finished_runs, run_one
+    from relext.grid_exec import (check_overrides, checked_configs, eval_current, eval_settings,
+                                  refuse_other_finished_runs, run_one, stored_problem)
     from wgbcore.executor import ExecutorConfig, Task, run_tasks
 
     out = Path(out)
@@ -226,6 +227,7 @@ def run_grid(
     if executor.kind != "serial" and dataset is not None:
         raise ValueError(f"the {executor.kind} executor re-loads the data in each worker: give it by its "
                          "path (the config's dataset, or dataset_loader), not as an in-memory dataset")
+    check_overrides(config.train_overrides)
     runs = config.runs()  # every run's config and the fold plan checked first: before grid.json or any run
     train_configs = checked_configs(runs, lambda r: make_config(
         encoder=r.encoder, selector=r.selector, seed=r.seed, epochs=config.epochs, **config.train_overrides,
@@ -254,6 +256,9 @@ def run_grid(
         if (not done and not train) or (done and eval_current(run_dir, settings)):
             skipped += 1
             continue
+        problem = stored_problem(run_dir) if done else None
+        if problem:   # computed again, and said: never a silent replacement of a stored result
+            log.warning("%s; evaluating %s again", problem, r.name)
         tasks.append(Task(r.name, str(run_dir), run_one, marker=None, log=str(out / "logs" / f"{r.name}.log"),
                           args=(train_fn, train_configs[r.name], str(run_dir), settings, predict_fn, data)))
     failed: dict[str, str] = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+import re
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -124,6 +125,21 @@ def run_one(train_fn: Callable | None, train_config, run_dir: str, settings: Map
     return out
 
 
+#: run-config fields a grid (or a study on one) sets per run, with the option that sets them: a
+#: ``--set`` of one was a TypeError ("got multiple values for keyword argument 'epochs'")
+SET_PER_RUN = {"encoder": "--encoders", "selector": "--selectors", "seed": "--seeds", "epochs": "--epochs",
+               "folds": "--protocol crossfit --folds", "fold": "--protocol crossfit (every fold runs)",
+               "fold_seed": "--fold-seed"}
+
+
+def check_overrides(overrides: Mapping[str, Any], per_run: Mapping[str, str] = SET_PER_RUN) -> None:
+    """A one-line ``ValueError`` for an extra training field (``--set FIELD=VALUE``) that the grid
+    sets per run itself, naming the option that sets it."""
+    for name in overrides:
+        if name in per_run:
+            raise ValueError(f"--set {name}=...: the study sets {name!r} for each run; use {per_run[name]}")
+
+
 def checked_configs(runs, make: Callable[..., Any]) -> dict[str, Any]:
     """``run.name -> make(run)`` for every run, each checked (its ``validate()`` and, for a
     dataclass, every field's type), or a one-line ``ValueError`` naming the run and the field
@@ -141,6 +157,9 @@ def checked_configs(runs, make: Callable[..., Any]) -> dict[str, Any]:
                 cfg.validate()
         except (ValueError, TypeError, KeyError) as exc:
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            unknown = re.search(r"unexpected keyword argument '(\w+)'", msg) if isinstance(exc, TypeError) else None
+            if unknown:   # a --set of a field no run config has
+                msg = f"unknown training field {unknown.group(1)!r} (--set {unknown.group(1)}=...)"
             raise ValueError(f"run {r.name}: {msg}") from None
         out[r.name] = cfg
     return out

@@ -201,6 +201,46 @@ CASES = [
     ("bias_all_option_nan", lambda t, f: (["kge", "bias", str(f["emb"]), str(f["graph"]), "--measure", "all", "--a",
                                            "male", "--b", "female", "--option", "ks=nan", "--out",
                                            str(t / "b.json")], [t / "b.json"]), 1, ["ks must be whole numbers"]),
+    # tour round 3: one type per kind of option, one check per shared rule
+    ("fold_seed_test_protocol_re_train", lambda t, f: (_re_train(t, f, "--fold-seed", "3"), [t / "r"]), 2,
+     ["--fold-seed 3 applies to --protocol crossfit only"]),
+    ("fold_seed_test_protocol_wgb_run", lambda t, f: (_run(t, f, "--fold-seed", "1"), [t / "o"]), 2,
+     ["--fold-seed 1 applies to --protocol crossfit only"]),
+    ("fold_seed_negative_re_grid", lambda t, f: (_grid(t, f, "--protocol", "crossfit", "--fold-seed=-1"), [t / "g"]),
+     2, ["--fold-seed", "-1 is not in the range 0<=x<=4294967295"]),
+    ("seed_negative_re_train", lambda t, f: (_re_train(t, f, "--seed=-1"), [t / "r"]), 2,
+     ["--seed", "-1 is not in the range 0<=x<=4294967295"]),
+    ("bootstrap_seed_negative_re_eval", lambda t, f: (["re", "eval", str(f["run"]), "--bootstrap-seed=-2"], []), 2,
+     ["--bootstrap-seed", "-2 is not in the range"]),
+    ("seed_too_big_kge_train", lambda t, f: (_kge_train(t, f, "--seed", str(2**32)), [t / "o"]), 2, ["--seed"]),
+    ("resamples_5_re_grid", lambda t, f: (_grid(t, f, "--resamples", "5"), [t / "g"]), 2,
+     ["--resamples", "5 is not in the range x>=100"]),
+    ("resamples_1_debias_grid", lambda t, f: (["re", "debias-grid", str(t / "d"), "--resamples", "1"], [t / "d"]), 2,
+     ["--resamples", "x>=100"]),
+    ("resamples_5_re_eval", lambda t, f: (["re", "eval", str(f["run"]), "--resamples", "5"], []), 2,
+     ["--resamples", "x>=100"]),
+    ("threads_and_threads_per_run_re_grid", lambda t, f: (_grid(t, f, "--threads", "1", "--threads-per-run", "2"),
+                                                          [t / "g"]), 2,
+     ["--threads 1 and --threads-per-run 2 both set each run's torch threads"]),
+    ("set_epochs_re_grid", lambda t, f: (_grid(t, f, "--set", "epochs=0", "--seeds", "0"), [t / "g"]), 1,
+     ["--set epochs=...: the study sets 'epochs' for each run; use --epochs"]),
+    ("set_fold_re_grid", lambda t, f: (_grid(t, f, "--protocol", "crossfit", "--set", "fold=0", "--seeds", "0"),
+                                       [t / "g"]), 1, ["the study sets 'fold' for each run"]),
+    ("set_encoder_debias_grid", lambda t, f: (["re", "debias-grid", str(t / "d"), "--set", "encoder=\"cnn\"",
+                                               "--seeds", "0"], [t / "d"]), 1,
+     ["--set encoder=...", "use --encoder"]),
+    ("set_unknown_field_re_grid", lambda t, f: (_grid(t, f, "--set", "lrr=0.1", "--seeds", "0"), [t / "g"]), 1,
+     ["unknown training field 'lrr' (--set lrr=...)"]),
+    ("fisher_step_negative_kge_bias", lambda t, f: (["kge", "bias", str(f["emb"]), str(f["graph"]), "--measure",
+                                                     "fisher", "--option", "alpha=-1", "--out", str(t / "b.json")],
+                                                    [t / "b.json"]), 1, ["alpha", "must be a number > 0, got -1"]),
+    ("scheduler_nobody_listening_re_grid", lambda t, f: (_grid(t, f, "--executor", "dask", "--scheduler",
+                                                              "tcp://127.0.0.1:1"), [t / "g"]), 1,
+     ["no Dask scheduler answered at tcp://127.0.0.1:1"]),
+    ("scheduler_file_without_address_re_grid", lambda t, f: (_grid(t, f, "--executor", "dask", "--scheduler", str(
+        _yaml(t, '{"id": 1}', "s.json"))), [t / "g"]), 1, ["s.json: a scheduler JSON file names its 'address'"]),
+    ("out_symlink_loop_debias_grid", lambda t, f: (["re", "debias-grid", str(_loop(t))], []), 2,
+     ["loop is a symlink loop"]),
     ("bias_all_option_unknown", lambda t, f: (["kge", "bias", str(f["emb"]), str(f["graph"]), "--measure", "all",
                                                "--option", "kz=10", "--out", str(t / "b.json")], [t / "b.json"]), 2,
      ["['kz'] belong to none of the measures"]),
@@ -286,10 +326,10 @@ def _commands(group: click.Group, prefix=()):
 def test_every_float_option_of_every_command_refuses_nan_and_inf():
     """The walk that keeps the path single: a float option on plain ``float`` or
     ``click.FloatRange`` (which lets nan through) fails here, whichever command adds it."""
-    from wgb.cli_types import ALPHA, COUNT, SEEDS, FiniteFloat
+    from wgb.cli_types import ALPHA, COUNT, RESAMPLES, SEED, SEEDS, FiniteFloat
     from wgb.cli_protocol import seeds_option
 
-    seen = {"float": 0, "alpha": 0, "seeds": 0, "counts": 0}
+    seen = {"float": 0, "alpha": 0, "seeds": 0, "counts": 0, "seed": 0, "resamples": 0}
     for name, cmd in _commands(cli):
         for p in cmd.params:
             where = f"wgb {name} {p.opts[0]}"
@@ -305,7 +345,14 @@ def test_every_float_option_of_every_command_refuses_nan_and_inf():
             if p.opts[0] in ("--top", "--min-count"):
                 assert isinstance(p.type, click.IntRange) and p.type.min is not None and p.type.min >= 0, where
                 seen["counts"] += 1
+            if p.opts[0] in ("--seed", "--fold-seed", "--bootstrap-seed"):
+                assert p.type is SEED, f"{where}: {p.type!r} (a negative seed was numpy's error, naming no option)"
+                seen["seed"] += 1
+            if p.opts[0] == "--resamples":
+                assert p.type is RESAMPLES, f"{where}: {p.type!r} (re score asked for 100, the grids for 1)"
+                seen["resamples"] += 1
     assert seen["float"] >= 15 and seen["alpha"] >= 4 and seen["seeds"] >= 3 and seen["counts"] >= 3, seen
+    assert seen["seed"] >= 10 and seen["resamples"] >= 4, seen
     assert COUNT.min == 0
 
 
@@ -323,6 +370,20 @@ def test_good_values_pass_the_shared_types():
     assert ALPHA.convert("0.05", None, None) == 0.05
     assert FINITE.convert("-1e300", None, None) == -1e300
     assert NONNEG_FLOAT.convert(0, None, None) == 0.0
+
+
+def test_a_byte_order_mark_and_yaml_merge_keys_read(tmp_path):
+    """Tour round 3: a JSON file saved with a BOM was 'malformed JSON'; a YAML merge key ('<<: *a')
+    was 'malformed YAML' (the repeated-key loader constructed the merge key itself)."""
+    from wgbcore.config import read_config_file
+
+    (tmp_path / "c.json").write_text('\ufeff{"epochs": 2}', encoding="utf-8")
+    assert read_config_file(tmp_path / "c.json") == {"epochs": 2}
+    (tmp_path / "m.yaml").write_text("base: &b {epochs: 1, lr: 0.5}\nrun:\n  <<: *b\n  epochs: 3\n")
+    assert read_config_file(tmp_path / "m.yaml")["run"] == {"epochs": 3, "lr": 0.5}
+    (tmp_path / "d.yaml").write_text("run:\n  <<: {lr: 0.5}\n  epochs: 1\n  epochs: 2\n")
+    with pytest.raises(ValueError, match=r"d.yaml:4: key 'epochs' given twice"):
+        read_config_file(tmp_path / "d.yaml")
 
 
 def test_a_config_file_without_repeated_keys_still_reads(tmp_path):

@@ -61,7 +61,7 @@ def test_annotate_import_in_place_then_eval_predicts_again(bench_run, tmp_path):
     res = CliRunner().invoke(cli, ["data", "annotate-import", str(bench), str(answers), "--quiet"])
     assert res.exit_code == 0, res.output
 
-    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "5"])
+    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "100"])
     assert res.exit_code == 0, res.output
     warnings = [ln for ln in res.output.splitlines() if ln.startswith("warning:")]
     assert len(warnings) == 1 and "male_test.jsonl: not used (the male_test rows of" in warnings[0]
@@ -75,7 +75,7 @@ def test_annotate_import_in_place_then_eval_predicts_again(bench_run, tmp_path):
     assert ev["scores"]["argmax"]["male_test"]["n_bags"] == len(new_rows)
 
     # now current: used as they are, by eval and by extract alike
-    for args in (["re", "eval", str(run), "--no-plot", "--resamples", "5"],
+    for args in (["re", "eval", str(run), "--no-plot", "--resamples", "100"],
                  ["re", "extract", str(run), "--split", "male_test", "-o", str(tmp_path / "t.jsonl")]):
         res = CliRunner().invoke(cli, args)
         assert res.exit_code == 0 and "warning" not in res.output, res.output

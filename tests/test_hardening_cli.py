@@ -220,20 +220,20 @@ def re_eval_corrupt_model(tmp, fx):
     run = _run(tmp, fx)
     shutil.rmtree(run / "predictions")
     (run / "model.pt").write_bytes((run / "model.pt").read_bytes()[:200])
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json", run / "predictions"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json", run / "predictions"]
 
 
 def re_eval_crafted_model(tmp, fx):
     run = _run(tmp, fx)
     shutil.rmtree(run / "predictions")
     crafted_torch_file(run / "model.pt", tmp / "pwned", payload_key="state_dict")
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json", tmp / "pwned"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json", tmp / "pwned"]
 
 
 def re_eval_crafted_model_cached_predictions(tmp, fx):
     run = _run(tmp, fx)
     crafted_torch_file(run / "model.pt", tmp / "pwned", payload_key="state_dict")
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json", tmp / "pwned"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json", tmp / "pwned"]
 
 
 def re_eval_predictions_of_another_model(tmp, fx):
@@ -243,13 +243,13 @@ def re_eval_predictions_of_another_model(tmp, fx):
     saved = torch.load(run / "model.pt", weights_only=True)
     saved["state_dict"] = {k: v + 1 for k, v in saved["state_dict"].items()}  # retrained: same config
     torch.save(saved, run / "model.pt")
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json"]
 
 
 def re_eval_config_not_the_models(tmp, fx):
     run = _run(tmp, fx)
     set_json(run / "config.json", hidden=9)
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json"]
 
 
 def re_eval_predictions_not_utf8(tmp, fx):
@@ -257,7 +257,7 @@ def re_eval_predictions_not_utf8(tmp, fx):
     with open(run / "predictions" / "male_test.jsonl", "ab") as fh:
         fh.write(b'{"bag_id": "\xff"}\n')
     _rehash(run, "male_test")  # past the file-hash check: the reader's own error
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json"]
 
 
 def _rehash(run, split):

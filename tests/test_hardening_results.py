@@ -182,7 +182,7 @@ def test_eval_with_cached_predictions_of_another_config_is_refused(trained_run, 
     prov = json.loads(prov_path.read_text())
     prov["male_test"]["config"]["epochs"] = 7  # predicted under another config
     prov_path.write_text(json.dumps(prov))
-    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "5"])
+    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "100"])
     assert res.exit_code == 1 and "male_test.jsonl: written under another config (fields ['epochs']" in res.output
     assert not (run / "eval.json").exists()
 
@@ -190,13 +190,13 @@ def test_eval_with_cached_predictions_of_another_config_is_refused(trained_run, 
 def test_eval_with_unverifiable_predictions_predicts_them_again(trained_run, tmp_path):
     run = copy_run(trained_run, tmp_path / "run")
     (run / "predictions" / "provenance.json").unlink()  # as written by an older wgb
-    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "5"])
+    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "100"])
     assert res.exit_code == 0, res.output
     assert res.output.count("warning:") == 3 and "written by an older wgb" in res.output
     assert "predicting it again" in res.output
     assert set(json.loads((run / "predictions" / "provenance.json").read_text())) == \
         {"validation", "male_test", "female_test"}
-    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "5"])
+    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--no-plot", "--resamples", "100"])
     assert res.exit_code == 0 and "warning" not in res.output
 
 

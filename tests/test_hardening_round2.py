@@ -61,7 +61,7 @@ def _jsonl(path: Path, rows: list) -> Path:
 def p1_re_eval_predictions_without_model(tmp, fx):
     run = _run(tmp, fx)
     (run / "model.pt").unlink()
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json"]
 
 
 def p1_re_extract_predictions_without_model(tmp, fx):
@@ -80,7 +80,7 @@ def _edit_predictions(run: Path) -> None:
 def p1_re_eval_predictions_edited(tmp, fx):
     run = _run(tmp, fx)
     _edit_predictions(run)
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json"]
 
 
 def p1_re_extract_predictions_edited(tmp, fx):
@@ -220,7 +220,7 @@ def p5_re_eval_saved_dataset_unreadable(tmp, fx):
     import shutil
 
     shutil.rmtree(run / "predictions")
-    return ["re", "eval", str(run), "--no-plot", "--resamples", "5"], [run / "eval.json", run / "predictions"]
+    return ["re", "eval", str(run), "--no-plot", "--resamples", "100"], [run / "eval.json", run / "predictions"]
 
 
 def p5_data_annotate_export_parquet_garbage(tmp, fx):
@@ -350,7 +350,7 @@ def p8_re_infer_tampered_pretrained_copy(tmp, fx):
 
 def p8_re_eval_tampered_pretrained_copy(tmp, fx):
     dst = _tampered_pretrained(tmp)
-    return ["re", "eval", str(dst), "--no-plot", "--resamples", "5"], [dst / "eval.md", dst / "predictions"]
+    return ["re", "eval", str(dst), "--no-plot", "--resamples", "100"], [dst / "eval.md", dst / "predictions"]
 
 
 def p8_pykeen_import_into_finished_run(tmp, fx):

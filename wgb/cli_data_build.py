@@ -6,7 +6,7 @@ import warnings
 
 import click
 
-from wgb.cli_types import NONNEG_FLOAT
+from wgb.cli_types import NONNEG_FLOAT, SEED
 from wgb.errors import OutputPath, check_writable, hold_lock
 
 _CSV = click.Choice(["csv", "jsonl"])
@@ -56,7 +56,7 @@ def _load_config_file(path: str) -> dict:
 @click.option("--validation", type=NONNEG_FLOAT, default=None, help="Validation share. [default: 0.1]")
 @click.option("--test", type=NONNEG_FLOAT, default=None, help="Test share, divided into male_test/female_test. [default: 0.1]")
 @click.option("--balance-test/--no-balance-test", default=None, help="Equal female and male test heads. [default: yes]")
-@click.option("--seed", type=int, default=None, help="Split seed. [default: 0]")
+@click.option("--seed", type=SEED, default=None, help="Split seed. [default: 0]")
 @click.option("--wikidata-genders", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Wikidata P21 file: one person a line, title (or DBpedia IRI) TAB value (QID or label); its values "
                    "replace DBpedia's (wikigenderbias.genders).")

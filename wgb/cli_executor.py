@@ -33,15 +33,24 @@ def executor_options(f):
 
     @functools.wraps(f)
     def wrapper(*args, **kw):
-        from wgbcore.executor import ExecutorConfig
+        from wgbcore.executor import ExecutorConfig, reach_scheduler
 
         opts = {name: kw.pop(name) for name in ("executor_kind", "workers", "threads_per_run", "scheduler",
                                                  "retries", "runs_per_gpu")}
+        threads = kw.get("threads")
+        if threads is not None and opts["threads_per_run"] is not None and threads != opts["threads_per_run"]:
+            raise click.UsageError(f"--threads {threads} and --threads-per-run {opts['threads_per_run']} both set "
+                                   "each run's torch threads: give one")
         try:
             cfg = ExecutorConfig(kind=opts.pop("executor_kind"), **opts)
             cfg.gpu_list()  # --runs-per-gpu without a visible GPU fails here, before any work
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
+        if cfg.scheduler:   # a scheduler that does not answer: refused before the command writes anything
+            try:
+                reach_scheduler(cfg.scheduler, cfg.connect_timeout)
+            except (ValueError, ConnectionError) as exc:
+                raise click.ClickException(str(exc)) from None
         return f(*args, executor=cfg, **kw)
 
     for opt in reversed(_OPTIONS):

@@ -2,6 +2,7 @@
 render the results."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -18,6 +19,9 @@ def _options(pairs: tuple[str, ...]) -> dict:
         out = parse_overrides(pairs, option="--option", commas=True)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--option") from None
+    for k, v in out.items():   # as every float option: nan and inf refused (nan became a TypeError deep inside)
+        if any(isinstance(x, float) and not math.isfinite(x) for x in (v if isinstance(v, list) else [v])):
+            raise click.BadParameter(f"{k}={v!r}: not a finite number", param_hint="--option")
     return {k: tuple(v) if isinstance(v, list) else v for k, v in out.items()}
 
 

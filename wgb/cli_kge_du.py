@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from wgb.cli_types import FINITE, NONNEG_FLOAT, POS_FLOAT
+from wgb.cli_types import FINITE, NONNEG_FLOAT, POS_FLOAT, SEED
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -44,7 +44,7 @@ from wgb.errors import OutputPath, hold_lock
 @click.option("--target", default="profession", show_default=True, help="Target relation (occupation).")
 @click.option("--epochs", type=click.IntRange(min=1), default=None,
               help="Retraining epochs [default: the embedding dir's training config].")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=None)
 @click.option("--out", type=OutputPath(directory=False, path_type=Path), default=Path("du_debias.json"), show_default=True)
 def du_debias_cmd(emb_dir, graph, strategy, occupations, k, target_bias, tol, max_retrains, max_removed, ratio, c,

@@ -8,7 +8,7 @@ import click
 
 from wgb.cli_choices import RegistryChoice
 from kge.train_profiles import PROFILES
-from wgb.cli_types import FINITE, NONNEG_FLOAT
+from wgb.cli_types import FINITE, NONNEG_FLOAT, SEED
 from wgb.errors import OutputPath, check_writable, hold_lock
 
 _POS = click.IntRange(min=1)
@@ -46,7 +46,7 @@ def _graph(path: str | None, min_score: float | None):
 @click.option("--sampler", type=RegistryChoice("kge.sampling:SAMPLERS"), default=None,
               help="Negative sampler (default uniform).")
 @click.option("--regularization", type=NONNEG_FLOAT, default=None, help="L2 weight on batch embeddings (default 0).")
-@click.option("--seed", type=int, default=None, help="Seed for everything (default 0).")
+@click.option("--seed", type=SEED, default=None, help="Seed for everything (default 0).")
 @click.option("--eval-every", type=_NONNEG, default=None, help="Validate every k epochs (0 = never).")
 @click.option("--patience", type=_NONNEG, default=None, help="Early stopping: validations without improvement.")
 @click.option("--valid-max-triples", type=_POS, default=None, help="Validate on a seeded subset of this size.")

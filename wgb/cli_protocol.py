@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import click
 
+from wgb.cli_types import SEED
+
 
 def protocol_options(f):
     """Add ``--protocol``, ``--folds`` and ``--fold-seed``; the command receives ``folds`` (None for
     the test protocol, K for crossfit) and ``fold_seed``."""
-    f = click.option("--fold-seed", type=int, default=0, show_default=True,
+    f = click.option("--fold-seed", type=SEED, default=0, show_default=True,
                      help="Seed that deals the persons into folds (crossfit only).")(f)
     f = click.option("--folds", type=click.IntRange(min=2), default=None,
                      help="Number of person-disjoint folds under --protocol crossfit [default: 5].")(f)
@@ -24,13 +26,19 @@ def protocol_options(f):
 
 def resolve_folds(protocol: str, folds: int | None) -> int | None:
     """K for crossfit, None for the test protocol; ``--folds`` given with the test protocol is
-    refused whatever its value (it would be ignored). Every command with ``--protocol/--folds``
-    (``re train``, ``re grid``, ``re debias-grid``, ``wgb run``) goes through here."""
+    refused whatever its value (it would be ignored), and so is ``--fold-seed`` given on the command
+    line. Every command with ``--protocol/--folds`` (``re train``, ``re grid``, ``re debias-grid``,
+    ``wgb run``) goes through here."""
     from relext.crossfit import parse_protocol
 
     if protocol == "test" and folds is not None:
         raise click.BadParameter(f"--folds {folds} applies to --protocol crossfit only (the test protocol "
                                  "judges the release's own test persons)", param_hint="--protocol/--folds")
+    ctx = click.get_current_context(silent=True)
+    source = ctx.get_parameter_source("fold_seed") if ctx is not None else None
+    if protocol == "test" and source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+        raise click.BadParameter(f"--fold-seed {ctx.params.get('fold_seed')} applies to --protocol crossfit only "
+                                 "(the test protocol deals no folds)", param_hint="--protocol/--fold-seed")
     try:
         return parse_protocol(protocol, folds)
     except ValueError as exc:

@@ -8,6 +8,8 @@ import click
 from wgb.cli_executor import executor_options, run_device
 from wgb.cli_groups import group_options, resolve_groups, write_groups
 from wgb.cli_protocol import parse_named_seeds, protocol_options, resolve_folds, seeds_option
+from wgb.cli_types import RESAMPLES, SEED
+from wgb.errors import OutputPath
 
 
 def _csv(ctx, param, value):
@@ -43,7 +45,7 @@ def _variants(ctx, param, value):
 
 
 @click.command(name="debias-grid")
-@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("out", type=OutputPath(directory=True, path_type=Path))
 @click.option("--variants", callback=_variants, default=None,
               help="Comma-separated debiasing variants ('+' combines; default: the paper's eight: "
                    "none, anonymize, cda, hard_debias and their combinations). A variant may carry "
@@ -71,7 +73,7 @@ def _variants(ctx, param, value):
               help="Benchmark folder [default: the embedded WikiGenderBias release].")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads per run.")
 @click.option("--threshold-mode", type=click.Choice(["global", "per_relation"]), default="global", show_default=True)
-@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=None,
+@click.option("--resamples", "n_resamples", type=RESAMPLES, default=None,
               help="Bootstrap resamples over test entities [default: 1000; --quick: 200].")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=JSON",
               help="Extra TrainConfig field for every run, e.g. --set word_dim=100 (repeatable).")
@@ -160,7 +162,7 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--variants", callback=_variants, default="none,anonymize,cda,anonymize+cda", show_default=True,
               help="Dataset variants whose Word2Vec to measure (hard debiasing is applied by the report).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--dataset", type=click.Path(exists=True, file_okay=False), default=None)
 @click.option("--permutations", type=click.IntRange(min=10), default=10_000, show_default=True,
               help="WEAT permutations when the exact test is too large.")
@@ -194,7 +196,7 @@ def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
               help="Benchmark folder [default: the embedded release].")
 @click.option("--ner", type=str, default=None, help="Anonymization NER: auto, spacy, spacy:<package>, gazetteer.")
 @click.option("--no-names", is_flag=True, help="CDA: do not swap first names.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     """Apply the dataset debiaser METHOD (anonymize, cda, anonymize+cda) and save the result to OUT.
 

@@ -10,7 +10,7 @@ import click
 from wgb.cli_executor import executor_options, run_device
 from wgb.cli_groups import group_options, resolve_groups, write_groups
 from wgb.cli_protocol import parse_named_seeds, protocol_options, resolve_folds, seeds_option
-from wgb.cli_types import ALPHA, CONFIDENCE, UNIT
+from wgb.cli_types import ALPHA, CONFIDENCE, RESAMPLES, SEED, UNIT
 
 from wgb.errors import OutputPath, check_writable, one_line, refuse_unusable_runs
 
@@ -45,11 +45,11 @@ def _encoders(ctx, param, value):
 _eval_options = [
     click.option("--threshold-mode", type=click.Choice(["global", "per_relation"]), default="global",
                  show_default=True, help="How the threshold variant picks thresholds on validation."),
-    click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=1000,
+    click.option("--resamples", "n_resamples", type=RESAMPLES, default=1000,
                  show_default=True, help="Bootstrap resamples over test entities."),
     click.option("--confidence", type=CONFIDENCE,
                  default=0.95, show_default=True, help="Interval coverage."),
-    click.option("--bootstrap-seed", type=int, default=0, show_default=True),
+    click.option("--bootstrap-seed", type=SEED, default=0, show_default=True),
 ]
 
 
@@ -332,13 +332,13 @@ def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json
               help="Decision rule for rows with scores (threshold: picked on the validation rows).")
 @click.option("--threshold-mode", type=click.Choice(["global", "per_relation"]), default="global",
               show_default=True, help="How the threshold rule picks thresholds on validation.")
-@click.option("--resamples", "n_resamples", type=click.IntRange(min=100), default=1000, show_default=True,
+@click.option("--resamples", "n_resamples", type=RESAMPLES, default=1000, show_default=True,
               help="Bootstrap resamples.")
 @click.option("--confidence", type=CONFIDENCE, default=0.95,
               show_default=True, help="Interval coverage.")
 @click.option("--alpha", type=ALPHA, default=0.05,
               show_default=True, help="Several runs: level of the Benjamini-Hochberg flags.")
-@click.option("--bootstrap-seed", type=int, default=0, show_default=True)
+@click.option("--bootstrap-seed", type=SEED, default=0, show_default=True)
 @click.option("--out", "-o", type=OutputPath(directory=False, path_type=Path), default=None,
               help="Also write the report as JSON to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")

@@ -9,7 +9,7 @@ import click
 
 from wgb.cli_choices import RegistryChoice
 from wgb.cli_protocol import protocol_options, resolve_folds
-from wgb.cli_types import NONNEG_FLOAT, POS_FLOAT, FiniteFloat
+from wgb.cli_types import NONNEG_FLOAT, POS_FLOAT, SEED, FiniteFloat
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -27,7 +27,7 @@ def _list(ctx, param, value):
 @click.option("--encoder", type=RegistryChoice("relext.encoders:ENCODERS"), help="Sentence encoder [default: pcnn].")
 @click.option("--selector", type=RegistryChoice("relext.selectors:SELECTORS"),
               help="Bag selector [default: attention].")
-@click.option("--seed", type=int, help="Seeds python, numpy and torch [default: 0].")
+@click.option("--seed", type=SEED, help="Seeds python, numpy and torch [default: 0].")
 @click.option("--epochs", type=click.IntRange(min=1), help="Maximum epochs [default: 10].")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Bags per batch [default: 160].")
 @click.option("--optimizer", type=click.Choice(["sgd", "adam"]), help="[default: sgd]")
@@ -91,6 +91,7 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
     if fold is not None and k is None:
         raise click.BadParameter("--fold needs --protocol crossfit", param_hint="--fold")
     if k is not None:
+        _same_protocol(config_file, data, folds=k, fold_seed=fold_seed, fold=fold)
         overrides.update(folds=k, fold_seed=fold_seed)
     try:
         base = TrainConfig.from_json(data, source=str(config_file)) if config_file else TrainConfig()
@@ -103,7 +104,7 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
             else [(replace(cfg, fold=i), run_dir / f"fold{i}") for i in range(k)]
         for c, _ in plan:
             c.validate()
-        if k is not None:   # every fold's persons and test splits, before any fold trains
+        if plan[0][0].folds is not None:   # every fold's persons and test splits, before any fold trains
             from relext.crossfit import check_fold_plans
 
             check_fold_plans([plan[0][0]])
@@ -117,6 +118,18 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
                        f"at epoch {metrics['best_epoch']} of {metrics['epochs_run']}")
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _same_protocol(config_file, data: dict, **given) -> None:
+    """Under ``--protocol crossfit`` the command line sets ``folds``, ``fold`` and ``fold_seed`` of
+    every fold run: a config file holding other values is refused naming them (its ``folds: 2`` was
+    silently replaced by the default 5 folds)."""
+    clash = [f"{f} {data[f]!r} (the command line's: {'every fold' if f == 'fold' and v is None else repr(v)})"
+             for f, v in given.items() if data.get(f) is not None and data[f] != v]
+    if clash:
+        raise click.BadParameter(f"{config_file}: {'; '.join(clash)}; under --protocol crossfit the folds are set "
+                                 "by --folds, --fold and --fold-seed: give them there, or drop them from the file",
+                                 param_hint="--config")
 
 
 def register(group: click.Group) -> None:

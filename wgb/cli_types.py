@@ -7,6 +7,11 @@ line is parsed (exit code 2), before any folder is written.
   lets ``nan`` through every bound).
 - ``ALPHA`` / ``CONFIDENCE``: a level strictly between 0 and 1.
 - ``COUNT`` (whole numbers >= 0) and ``POSITIVE`` (>= 1): ``--top``, ``--min-count``, ``--epochs``.
+- ``SEED``: a seed option (``--seed``, ``--fold-seed``, ``--bootstrap-seed``), a whole number in
+  0..2**32-1 (numpy's range: ``-1`` was "Seed must be between 0 and 2**32 - 1", naming no option).
+- ``RESAMPLES``: bootstrap resamples (``--resamples`` of ``re score``, ``re eval``, ``re grid``,
+  ``re debias-grid``), at least 100: a percentile interval of fewer is its extreme draws (one
+  resample gave an interval of width 0 that "excluded 0"; ``re score`` already asked for 100).
 - :class:`SeedList` (``SEEDS``): ``--seeds`` through :func:`wgb.cli_protocol.parse_seeds`, which
   names the exact item it refuses (``0,,1``, ``1-``, ``-1``, a seed twice).
 
@@ -23,7 +28,7 @@ from typing import Any
 import click
 
 __all__ = ["FiniteFloat", "FINITE", "NONNEG_FLOAT", "POS_FLOAT", "UNIT", "OPEN_UNIT", "ALPHA", "CONFIDENCE",
-           "COUNT", "POSITIVE", "SeedList", "SEEDS"]
+           "COUNT", "POSITIVE", "SEED", "RESAMPLES", "SeedList", "SEEDS"]
 
 
 class FiniteFloat(click.FloatRange):
@@ -57,6 +62,8 @@ ALPHA = OPEN_UNIT
 CONFIDENCE = OPEN_UNIT
 COUNT = click.IntRange(min=0)
 POSITIVE = click.IntRange(min=1)
+SEED = click.IntRange(0, 2**32 - 1)
+RESAMPLES = click.IntRange(min=100)
 
 
 class SeedList(click.ParamType):

@@ -57,7 +57,7 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     """The mapping in a YAML (``.yaml``, ``.yml``) or JSON (any other name) file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")   # a byte-order mark (Windows editors) is not content
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not UTF-8 text (byte {e.start})") from None
     suffix = path.suffix.lower()
@@ -91,6 +91,8 @@ def _unique_keys_loader(path: Path):
             if isinstance(node, yaml.MappingNode):
                 seen: dict[Any, int] = {}
                 for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue   # '<<: *anchor': merged by SafeLoader below (keys given here override)
                     key = self.construct_object(key_node, deep=True)
                     line = key_node.start_mark.line + 1
                     if isinstance(key, collections.abc.Hashable) and key in seen:

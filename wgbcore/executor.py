@@ -48,7 +48,8 @@ from wgbcore.executor_backends import _backend, _Dask, check_picklable
 from wgbcore.executor_worker import Outcome, Task, TaskFailed, execute, gpu_of_slot, one_line
 
 __all__ = ["EXECUTORS", "MAX_WORKER_DEATHS", "ExecutorConfig", "Task", "Outcome", "TaskFailed", "run_tasks",
-           "gpu_of_slot", "visible_gpus", "one_line", "execute", "check_picklable", "check_scheduler"]
+           "gpu_of_slot", "visible_gpus", "one_line", "execute", "check_picklable", "check_scheduler",
+           "reach_scheduler"]
 
 EXECUTORS = ("serial", "processes", "dask")
 #: Seconds an existing Dask scheduler has to answer (a wrong host fails in seconds, not a minute).
@@ -86,6 +87,33 @@ def check_scheduler(address: str) -> None:
     if not Path(text).is_file():
         raise ValueError(f"scheduler {text!r} is neither an address (tcp://HOST:PORT) nor an existing scheduler "
                          "JSON file")
+
+
+def reach_scheduler(address: str, timeout: float = SCHEDULER_TIMEOUT) -> None:
+    """The scheduler ``address`` (or the one its scheduler JSON file names) accepts a connection
+    within ``timeout`` seconds: a ``ConnectionError`` (or ``ValueError`` for a file naming no
+    address) in one line otherwise. Commands call it before writing anything, so a wrong address
+    leaves no study folder behind; Dask's own handshake comes later, on the first task."""
+    import json
+    import socket
+
+    text = str(address).strip()
+    if "://" not in text and Path(text).is_file():
+        try:
+            named = json.loads(Path(text).read_text())
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{text}: not a scheduler JSON file ({one_line(exc)})") from None
+        if not isinstance(named, dict) or not isinstance(named.get("address"), str):
+            raise ValueError(f"{text}: a scheduler JSON file names its 'address' (tcp://HOST:PORT); this one does not")
+        text = named["address"]
+    url = urlsplit(text if "://" in text else f"tcp://{text}")
+    if url.scheme not in ("tcp", "tls", "ws", "wss") or not url.hostname or url.port is None:
+        return   # inproc, ucx: nothing to probe here
+    try:
+        socket.create_connection((url.hostname, url.port), timeout=timeout).close()
+    except OSError as exc:
+        raise ConnectionError(f"no Dask scheduler answered at {address} within {timeout:g} s ({one_line(exc)}); "
+                              "is `dask scheduler` running there and reachable from here?") from None
 
 
 @dataclass(frozen=True)

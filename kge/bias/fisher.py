@@ -95,6 +95,10 @@ class Fisher:
     name: str = "fisher"
     needs_model: bool = True
 
+    def __post_init__(self) -> None:   # a step <= 0 turned every score's sign without a word
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not self.alpha > 0:
+            raise ValueError(f"fisher: alpha (the step along the bias gradient) must be a number > 0, got {self.alpha!r}")
+
     def run(self, view: GraphView, model, spec: BiasSpec, *, seed: int = 0, model_label: str = "") -> BiasResult:
         view.check_model(model)
         g = resolve(view, spec)

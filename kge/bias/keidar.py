@@ -311,6 +311,10 @@ class TLB:
     name: str = "keidar_tlb"
     needs_model: bool = True
 
+    def __post_init__(self) -> None:
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not self.alpha > 0:
+            raise ValueError(f"keidar_tlb: alpha (Fisher's step) must be a number > 0, got {self.alpha!r}")
+
     def run(self, view: GraphView, model, spec: BiasSpec, *, seed: int = 0, model_label: str = "") -> BiasResult:
         view.check_model(model)
         if spec.a is None or spec.b is None:

@@ -90,9 +90,10 @@ class DebiasStudyConfig:
         if unknown:
             raise ValueError(f"variant_seeds names variant(s) not in the study: {unknown}")
         self.variant_seeds = vs
-        for bad in ("encoder", "selector", "seed", "dataset_transform", "vectors_transform"):
-            if bad in self.train_overrides:
-                raise ValueError(f"train_overrides may not set {bad!r}; the study sets it per run")
+        from relext.grid_exec import SET_PER_RUN, check_overrides
+
+        check_overrides(self.train_overrides, {**SET_PER_RUN, "encoder": "--encoder", "selector": "--selector",
+                                               "dataset_transform": "--variants", "vectors_transform": "--variants"})
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -194,10 +195,11 @@ def run_study(config: DebiasStudyConfig, out: str | Path, *, train_fn=None, pred
     registered before anything else (:func:`relext.studies.plan.register`; ``amend_plan``: why a
     folder's differing plan is replaced)."""
     from relext.grid import run_grid
-    from relext.grid_exec import checked_configs
+    from relext.grid_exec import check_overrides, checked_configs
     from wgbcore.atomicio import atomic_write_json
 
     out = Path(out)
+    check_overrides(config.train_overrides)
     make = make_config_for(config)
     grid = config.grid_config()  # every run's config checked: bad names, fields, values fail before any work
     configs = checked_configs(grid.runs(), lambda r: make(encoder=r.encoder, selector=r.selector, seed=r.seed,

@@ -22,11 +22,11 @@ def write_run(run_dir, seed=0, encoder="cnn", selector="average"):
 
 def test_eval_writes_json_and_markdown(tmp_path):
     run = write_run(tmp_path / "run", seed=5)
-    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--resamples", "50", "--no-plot"])
+    res = CliRunner().invoke(cli, ["re", "eval", str(run), "--resamples", "100", "--no-plot"])
     assert res.exit_code == 0, res.output
     assert "Gender gaps" in res.output
     d = json.loads((run / "eval.json").read_text())
-    assert d["seed"] == 5 and d["bootstrap"]["n_resamples"] == 50 and d["version"]
+    assert d["seed"] == 5 and d["bootstrap"]["n_resamples"] == 100 and d["version"]
     assert set(d["scores"]) == {"argmax", "threshold"}
     assert (run / "eval.md").read_text().startswith("# Evaluation")
 
@@ -76,7 +76,7 @@ def test_grid_command_uses_the_library(tmp_path, monkeypatch):
     monkeypatch.setattr(grid, "_default_train", fake_train)
     monkeypatch.setattr(grid, "_default_make_config", lambda **kw: kw)
     args = ["re", "grid", "--encoders", "cnn", "--selectors", "attention,average", "--seeds", "1,2",
-            "--epochs", "1", "--out", str(tmp_path / "g"), "--resamples", "20", "--no-plots"]
+            "--epochs", "1", "--out", str(tmp_path / "g"), "--resamples", "100", "--no-plots"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     assert "4/4 runs done" in res.output and len(calls) == 4
@@ -99,7 +99,7 @@ def test_grid_encoders_may_carry_their_own_seeds(tmp_path, monkeypatch):
     monkeypatch.setattr(grid, "_default_train", fake_train)
     monkeypatch.setattr(grid, "_default_make_config", lambda **kw: kw)
     args = ["re", "grid", "--encoders", "cnn,pcnn@1", "--selectors", "attention", "--seeds", "1-3",
-            "--epochs", "1", "--out", str(tmp_path / "g"), "--resamples", "20", "--no-plots"]
+            "--epochs", "1", "--out", str(tmp_path / "g"), "--resamples", "100", "--no-plots"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     assert calls == ["cnn-attention-seed1", "cnn-attention-seed2", "cnn-attention-seed3", "pcnn-attention-seed1"]
@@ -131,7 +131,7 @@ def test_a_grid_stopped_early_has_verdicts_for_the_seeds_it_finished(tmp_path, m
     monkeypatch.setattr(grid, "_default_train", fake_train)
     monkeypatch.setattr(grid, "_default_make_config", lambda **kw: kw)
     args = ["re", "grid", "--encoders", "cnn", "--selectors", "average", "--seeds", "1-3",
-            "--epochs", "1", "--out", str(tmp_path / "g"), "--resamples", "20", "--no-plots"]
+            "--epochs", "1", "--out", str(tmp_path / "g"), "--resamples", "100", "--no-plots"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     assert seen == [None, True, True]

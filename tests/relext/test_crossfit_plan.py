@@ -127,3 +127,33 @@ def test_a_loader_whose_plan_passed_is_not_loaded_again():
     assert len(calls) == 1
     check_fold_plans([{**c, "folds": 3} for c in configs[:1]], loader)    # another spec: checked anew
     assert len(calls) == 2
+
+
+# --------------------------------------------------------------------------------------------
+# A config file's fold fields: the plan they make is checked too, never silently replaced (tour round 3)
+# --------------------------------------------------------------------------------------------
+CONFIG_FOLDS = [  # (config file text, extra options, benchmark, words of the one line)
+    ("folds: 2\nfold: 7\n", ["--protocol", "crossfit"], "forty_two",
+     ["c.yaml: folds 2 (the command line's: 5); fold 7 (the command line's: every fold)", "--folds"]),
+    ("folds: 1\n", ["--protocol", "crossfit", "--folds", "2"], "forty_two", ["c.yaml: folds 1 (the command line's: 2)"]),
+    ("fold_seed: 3\n", ["--protocol", "crossfit", "--folds", "2"], "forty_two",
+     ["c.yaml: fold_seed 3 (the command line's: 0)"]),
+    # no --protocol: the file makes the run a fold run, and that fold plan is checked like any other
+    ("folds: 2\nfold: 0\n", [], "one_woman", ["folds=2: the benchmark has 1 woman of 11 persons", "folds must be <="]),
+    ("folds: 2\nfold: 7\n", [], "forty_two", ["fold must be in 0..1, got 7"]),
+]
+
+
+@pytest.mark.parametrize("text,extra,bench,words", CONFIG_FOLDS, ids=[f"{c[0]!r}{c[1]}" for c in CONFIG_FOLDS])
+def test_a_config_files_fold_fields_are_checked_not_replaced(text, extra, bench, words, benches, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(cli, ["re", "train", str(out), "--dataset", str(benches[bench]), "--config", str(cfg),
+                                 "--epochs", "1", "--quiet", *extra])
+    assert r.exit_code in (1, 2), r.output
+    line = [ln for ln in r.output.splitlines() if ln.startswith("Error:")]
+    assert len(line) == 1, r.output
+    for w in words:
+        assert w in line[0], (w, line[0])
+    assert not out.exists()

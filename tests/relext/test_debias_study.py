@@ -53,7 +53,7 @@ def test_bad_study_configs_fail_early():
         DebiasStudyConfig(variants=["cda", "CDA"])
     with pytest.raises(ValueError, match="unknown debiaser"):
         DebiasStudyConfig(variants=["cda", "magic"])
-    with pytest.raises(ValueError, match="may not set 'dataset_transform'"):
+    with pytest.raises(ValueError, match="the study sets 'dataset_transform' for each run; use --variants"):
         DebiasStudyConfig(train_overrides={"dataset_transform": ["cda"]})
 
 

@@ -28,7 +28,7 @@ def _grid(tmp_path, executor=None, **kw):
 
 @pytest.mark.parametrize("overrides, match", [
     ({"hidden": "abc"}, "run magic-average-seed1|field 'hidden' of ExtractorConfig expects int, got str 'abc'"),
-    ({"nosuch": 1}, "unexpected keyword argument 'nosuch'"),
+    ({"nosuch": 1}, "unknown training field 'nosuch' \\(--set nosuch=...\\)"),
     ({}, "unknown encoder 'magic'|magic"),
 ])
 def test_grid_config_errors_fail_before_any_work(tmp_path, overrides, match):
