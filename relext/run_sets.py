@@ -122,8 +122,8 @@ def _distinct_folders(runs: Sequence[list[Part]]) -> None:
     ids: dict[str, Part] = {}
     for parts in runs:
         cfg = parts[0].config
-        if cfg is None:
-            continue
+        if cfg is None or (parts[0].fold is None and cfg.get("folds") is not None):
+            continue   # a fold run given as a plain run: 'complete' says so (two folds share a config)
         key = _identity(cfg)
         if key in ids and ids[key].run != parts[0].run:
             raise RunSetError("distinct", f"{parts[0].run} and {ids[key].run} hold the same config (seed "

@@ -105,6 +105,12 @@ def fold_run_as_a_plain_run(tmp):
     return [_crossfit(tmp / "s0", 0) / "cnn-attention-seed0-fold0"]
 
 
+def two_folds_of_one_run_as_two_runs(tmp):
+    """Tour round 3: refused by 'distinct' as "one seed twice" (their configs differ only in fold)."""
+    cf = _crossfit(tmp / "s0", 0)
+    return [cf / "cnn-attention-seed0-fold0", cf / "cnn-attention-seed0-fold1"]
+
+
 def folds_of_two_seeds(tmp):
     return [_crossfit(tmp / "s0", 0, seeds=[0, 1, 0])]
 
@@ -153,6 +159,7 @@ CASES = [
     (only_fold0_of_3, "complete", ["s0: fold(s) [1, 2] of 3", "folds: 3"]),
     (folds_0_1_of_3, "complete", ["s1: fold(s) [2] of 3", "folds: 3"]),
     (fold_run_as_a_plain_run, "complete", ["fold0 is fold 0 of a 3-fold run", "folds: 3"]),
+    (two_folds_of_one_run_as_two_runs, "complete", ["fold0 is fold 0 of a 3-fold run", "give the folder"]),
     (folds_of_two_seeds, "complete", ["s0: its folds come from different seeds"]),
     (other_fold_seed_configs, "fold-seed", ["s1 was dealt into folds with fold seed 1", "fold seed 0"]),
     (other_fold_seed_no_configs, "fold-seed", ["s1 deals persons into other folds than", "another fold seed"]),
