@@ -77,8 +77,15 @@ def _garbage_counts(run: Path) -> Path:
     return p
 
 
+def _damaged_record(run: Path) -> Path:
+    """Tour round 3: a record written over was read as 'no entry' (the files trusted as legacy)."""
+    (run / "OUTPUTS.sha256").write_text("not a checksum line\n")
+    return run / "eval.json"     # the first file read: named, then evaluated again
+
+
 STORED = [
     (_edit_eval, "changed since it was written"),
+    (_damaged_record, "its record is damaged (OUTPUTS.sha256:1 is not '<sha256>  <name>')"),
     (_copy_other_seeds_counts, "changed since it was written"),
     (_garbage_counts, "unreadable (BadZipFile"),
 ]
@@ -157,6 +164,38 @@ def test_a_stage_whose_output_changed_runs_again_naming_the_file(tmp_path):
     marker.write_text("done\n")              # a marker of an older wgb: trusted
     stages.run("triples/cnn", extract)
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("damage", ["deleted", "marker"])
+def test_a_stage_whose_output_is_gone_or_marker_damaged_runs_again_from_scratch(tmp_path, damage):
+    """Tour round 3: a deleted embeddings file failed the run (the stage ran again into a folder
+    whose DONE said finished); a marker written over was trusted as a legacy one."""
+    from wgb.pipeline.stages import Stages
+
+    lines = []
+    emb = tmp_path / "embeddings" / "gold"
+
+    def train():      # as kge train: a finished folder (DONE) is kept as it is
+        emb.mkdir(parents=True, exist_ok=True)
+        if (emb / "DONE").exists():
+            return
+        (emb / "entities.npy").write_bytes(b"vectors")
+        (emb / "DONE").write_text("done\n")
+
+    stages = Stages(tmp_path, lines.append)
+    stages.run("embed/gold", train)
+    marker = tmp_path / "stages" / "embed_gold.done"
+    if damage == "deleted":
+        (emb / "entities.npy").unlink()
+    else:
+        marker.write_text("garbage\x00\n")
+    stages.run("embed/gold", train)
+    assert lines[-2].startswith("[redo] embed/gold: ") and ("missing" in lines[-2] or "damaged" in lines[-2]), lines
+    assert (emb / "entities.npy").read_bytes() == b"vectors"        # trained again, not resumed into nothing
+    if damage == "deleted":      # (a damaged marker names no files: the stage's own resume decides)
+        assert "  embeddings/gold/entities.npy" in marker.read_text()
+    else:
+        assert "stages/embed_gold.done" in lines[-2] and "damaged" in lines[-2]
 
 
 def test_a_file_written_again_by_a_later_stage_belongs_to_it(tmp_path):

@@ -5,7 +5,7 @@ import click
 
 from wgb.cli_executor import executor_options
 from wgb.cli_protocol import resolve_folds
-from wgb.cli_types import SEEDS
+from wgb.cli_types import SEED, SEEDS
 from wgb.errors import OutputPath, hold_lock
 
 
@@ -19,7 +19,7 @@ from wgb.errors import OutputPath, hold_lock
 @click.option("--quick", "quick_flag", is_flag=True, help="Same as --profile quick.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change one profile setting, e.g. --set kge_epochs=20 (repeatable).")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="One seed (default 0).")
+@click.option("--seed", type=SEED, default=None, help="One seed (default 0).")
 @click.option("--seeds", "seeds", type=SEEDS, default=None, metavar="SEEDS",
               help="Several seeds, e.g. 0,1,2 or 0-4: every stage per seed (OUT/seed-<s>/), one report pooled over "
                    "them with verdicts (3 or more seeds decide them).")
@@ -44,7 +44,7 @@ from wgb.errors import OutputPath, hold_lock
                    "else test].")
 @click.option("--folds", type=click.IntRange(min=2), default=None,
               help="Person-disjoint folds under crossfit [default: 5]; refused under the test protocol.")
-@click.option("--fold-seed", type=int, default=0, show_default=True, help="Deals the persons into folds.")
+@click.option("--fold-seed", type=SEED, default=0, show_default=True, help="Deals the persons into folds.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
               help="A shared store of fold runs (crossfit), e.g. the cross-fitted study's runs folder: a "
                    "finished run with the same config is reused, not retrained [default: inside OUT].")
@@ -82,7 +82,8 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
         cfg.validate()
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
-    log = (lambda msg: None) if quiet else click.echo
+    # --quiet drops progress, never a warning: a stage run again over a changed file is said
+    log = (lambda msg: click.echo(msg, err=True) if msg.startswith("[redo]") else None) if quiet else click.echo
     hold_lock(out_dir, "run folder")
     try:
         result = run_pipeline(cfg, out_dir, log=log, progress=not quiet, executor=executor)

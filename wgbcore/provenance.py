@@ -107,6 +107,31 @@ def _read_record(record: Path) -> dict[str, str]:
     return out
 
 
+def _damaged(record: Path) -> int | None:
+    """The first line of ``record`` that is neither a ``<sha256>  <name>`` entry, blank, nor a legacy
+    marker's ``done`` (a record cut short or written over), or None."""
+    if not record.is_file():
+        return None
+    for n, line in enumerate(record.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        digest, sep, name = line.strip().partition("  ")
+        if line.strip() in ("", "done"):
+            continue
+        if not (sep and name and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+            return n
+    return None
+
+
+def _damage(record: Path, n: int) -> str:
+    return f"its record is damaged ({record.name}:{n} is not '<sha256>  <name>')"
+
+
+def recorded_outputs(record: str | os.PathLike, *, root: str | os.PathLike | None = None) -> list[Path]:
+    """The files ``record`` lists (its readable entries), as paths under ``root`` (default: its folder)."""
+    rec = Path(record)
+    base = Path(root) if root is not None else rec.parent
+    return [base / name for name in _read_record(rec)]
+
+
 def _name(path: Path, root: Path) -> str:
     return os.path.relpath(path, root).replace(os.sep, "/")
 
@@ -148,6 +173,9 @@ def output_status(path: str | os.PathLike, *, record: str | os.PathLike | None =
     before records existed); :class:`OutputChanged` when they differ, naming the file and record."""
     path = Path(path)
     rec = _record_of(path, record)
+    bad = _damaged(rec)
+    if bad is not None:   # a record cut short or written over vouches for nothing: computed again
+        raise OutputChanged(path, rec, _damage(rec, bad))
     digest = _read_record(rec).get(_name(path, Path(root) if root is not None else rec.parent))
     if digest is None:
         return "unrecorded"
@@ -163,7 +191,8 @@ def changed_outputs(record: str | os.PathLike, *, root: str | os.PathLike | None
     empty dict for a record that lists nothing, such as a legacy marker)."""
     rec = Path(record)
     base = Path(root) if root is not None else rec.parent
-    out = {}
+    bad = _damaged(rec)
+    out = {str(rec): _damage(rec, bad)} if bad is not None else {}
     for name, digest in _read_record(rec).items():
         p = base / name
         if not p.is_file():

@@ -23,8 +23,10 @@ class Stages:
 
     A marker records the sha256 of every file its stage wrote (``wgbcore.provenance``'s format,
     names relative to the folder; a file written again by a later stage belongs to that stage's
-    marker). A finished stage whose files are missing or changed since (an edited triples file)
-    runs again, saying which file; a marker of an older wgb (``done`` alone) is trusted."""
+    marker). A finished stage whose files are missing or changed since (an edited triples file), or
+    whose marker is damaged, runs again from scratch (the files it recorded are removed first: a
+    kept ``DONE`` would make it resume into nothing), saying which file; a marker of an older wgb
+    (``done`` alone) is trusted."""
 
     def __init__(self, out: Path, log: Callable[[str], None]):
         self.root = out
@@ -52,7 +54,7 @@ class Stages:
         return out
 
     def run(self, name: str, fn: Callable[[], Any]) -> None:
-        from wgbcore.provenance import changed_outputs, record_outputs
+        from wgbcore.provenance import changed_outputs, record_outputs, recorded_outputs
 
         marker = self.dir / f"{name.replace('/', '_')}.done"
         if marker.exists():
@@ -63,6 +65,8 @@ class Stages:
             path, why = sorted(changed.items())[0]
             more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
             self.log(f"[redo] {name}: {path}{more} {why}; running the stage again")
+            for old in recorded_outputs(marker, root=self.root):
+                old.unlink(missing_ok=True)
             marker.unlink()
         self.log(f"[run ] {name}")
         before = self._files()
