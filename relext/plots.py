@@ -24,7 +24,14 @@ def _err(d: dict) -> tuple[float, float]:
     m, lo, hi = d.get("mean"), d.get("ci_low"), d.get("ci_high")
     if lo is None or hi is None or not all(math.isfinite(x) for x in (m, lo, hi)):
         return 0.0, 0.0
-    return m - lo, hi - m
+    return _span(m, lo, hi)
+
+
+def _span(v: float, lo: float, hi: float) -> tuple[float, float]:
+    """(below, above) bar lengths of the interval [lo, hi] drawn at ``v``; a percentile interval may
+    leave out its own point estimate (few resamples, a skewed statistic): that side is drawn as 0,
+    never negative (matplotlib refuses negative lengths: the study failed after all its runs)."""
+    return max(0.0, v - lo), max(0.0, hi - v)
 
 
 def _save(fig, path: Path) -> Path:
@@ -86,7 +93,7 @@ def plot_gaps(combos: list[dict], path: str | Path, *, title: str = "") -> Path:
                 for k, (v, b) in enumerate(zip(d.get("values", []), boots)):
                     x = i + 0.1 + 0.08 * k
                     bc = FLAG_COLOR if b and (b[0] > 0 or b[1] < 0) else PLAIN_COLOR
-                    yerr = [[v - b[0]], [b[1] - v]] if b and None not in b else None
+                    yerr = [[s] for s in _span(v, b[0], b[1])] if b and None not in b else None
                     ax.errorbar([x], [v], yerr=yerr, fmt=".", color=bc, alpha=0.6, ms=4,
                                 elinewidth=0.8, capsize=0)
             ax.set_xlim(-0.6, len(combos) - 0.4)
@@ -130,7 +137,7 @@ def plot_run_gaps(result, path: str | Path, *, variant: str = "argmax") -> Path:
             if g is None:
                 continue
             color = FLAG_COLOR if g.flagged else PLAIN_COLOR
-            ax.errorbar([i + off], [g.gap], yerr=[[g.gap - g.ci_low], [g.ci_high - g.gap]],
+            ax.errorbar([i + off], [g.gap], yerr=[[s] for s in _span(g.gap, g.ci_low, g.ci_high)],
                         fmt=marker, color=color, capsize=3,
                         label=("F1 gap" if metric == "f1" else "EO gap") if i == 0 else None)
     ax.set_xticks(range(len(rels)))

@@ -206,6 +206,9 @@ def register(out: str | Path, plan: dict, *, runs_finished: int, n_runs: int, am
 
     out = Path(out)
     have = read_plan(out)
+    if have is None and (out / "config.json").is_file():   # a run's folder (re train, wgb run, kge train)
+        raise ValueError(f"{out}: holds a run (its config.json), not a study: a study folder keeps its runs in "
+                         "OUT/runs; give a new or empty folder as OUT")
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     history = []
     if have is not None:

@@ -132,3 +132,29 @@ def test_a_debias_study_under_the_other_protocol_is_refused_before_any_fold_run(
         run_study(other, tmp_path, train_fn=trainer, plots=False, progress=False, dataset=tiny_dataset(n_train=20))
     assert trainer.calls == [] and (tmp_path / "results.json").read_bytes() == report
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == runs
+
+
+# --------------------------------------------------------------------------------------------
+# (d) a run's folder is not a study folder (tour round 3: re grid --out RUN wrote its plan into it)
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,args", STUDY_COMMANDS, ids=[c[0] for c in STUDY_COMMANDS])
+def test_a_runs_folder_as_out_is_refused_before_anything_is_written(name, args, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"encoder": "cnn", "seed": 0}))
+    (run / "model.pt").write_bytes(b"weights")
+    before = sorted(p.name for p in run.iterdir())
+    r = CliRunner().invoke(cli, args(run))
+    assert r.exit_code == 1, r.output
+    assert f"{run}: holds a run (its config.json), not a study" in r.output, r.output
+    assert sorted(p.name for p in run.iterdir()) == before
+
+
+def test_an_interval_that_leaves_out_its_estimate_is_drawn_not_refused():
+    """A percentile interval may leave out its point estimate (few resamples): matplotlib refused
+    the negative bar length ('yerr' must not contain negative values) after every run had trained."""
+    from relext.plots import _span
+
+    assert _span(0.5, 0.6, 0.9) == (0.0, pytest.approx(0.4))
+    assert _span(0.5, 0.1, 0.4) == (pytest.approx(0.4), 0.0)
+    assert _span(0.5, 0.4, 0.7) == (pytest.approx(0.1), pytest.approx(0.2))
