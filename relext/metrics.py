@@ -33,7 +33,11 @@ def write_entity_counts(path: str | Path, counts: dict) -> Path:
 
 
 def read_entity_counts(path: str | Path) -> dict[str, np.ndarray]:
+    """A run's ``entity_counts.npz``, checked against its recorded sha256 (an edited or copied-over
+    file is an ``OutputChanged`` naming it; one without a record is read as it is)."""
     from wgbcore.fileio import reading
+    from wgbcore.provenance import output_status
 
+    output_status(path)
     with reading(path, "entity counts (.npz without pickles)"), np.load(Path(path), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}

@@ -112,6 +112,20 @@ def test_a_damaged_stored_evaluation_is_named_then_evaluated_again(grid, damage,
     assert json.loads((run / "eval.json").read_text())["scores"] == json.loads(good[0])["scores"]
 
 
+@pytest.mark.parametrize("reader", ["relext.study_counts", "wgbstats.counts"])
+def test_a_copied_count_file_is_refused_where_it_is_read(grid, reader):
+    """Tour round 3 (a leftover of pattern 3): the count readers read without the hash check."""
+    import importlib
+
+    from wgbcore.provenance import OutputChanged
+
+    path = _copy_other_seeds_counts(grid / "runs" / "cnn-average-seed2")
+    read = importlib.import_module(reader).StudyCounts.read_counts
+    with pytest.raises(OutputChanged, match=f"^{path}: changed since it was written"):
+        read(path)
+    assert set(read(grid / "runs" / "cnn-average-seed1" / "entity_counts.npz"))   # an intact one reads
+
+
 def test_an_edited_eval_json_is_refused_where_it_is_loaded(grid):
     from relext.evaluate import load_eval
     from wgbcore.provenance import OutputChanged

@@ -48,9 +48,13 @@ UNIT_COUNTS = ENTITY_COUNTS = "entity_counts.npz"
 
 
 def read_unit_counts(path: str | Path) -> dict[str, np.ndarray]:
-    """The arrays of a per-unit counts file (refusing pickled objects; one-line error naming it)."""
+    """The arrays of a per-unit counts file (refusing pickled objects; one-line error naming it),
+    checked against the sha256 recorded when it was written (``wgbcore.provenance``; a file without
+    a record is read as it is)."""
     from wgbcore.fileio import reading
+    from wgbcore.provenance import output_status
 
+    output_status(path)
     with reading(path, "entity counts (.npz without pickles)"), np.load(Path(path), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
 
