@@ -53,7 +53,7 @@ def _variants(ctx, param, value):
 @click.option("--seeds", callback=seeds_option, default=None,
               help="Seeds, e.g. 0,1,2 or 0-9 [default: 0,1,2]. Variants with the full seed list train "
                    "first, seed by seed; then the others.")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--runs-dir", type=OutputPath(directory=True, path_type=Path), default=None,
               help="Where run directories live [default: OUT/runs]. Study folders sharing one can train "
                    "parts of a study in parallel processes (disjoint --variants); one folder with all "
                    "variants and --no-train aggregates them.")
@@ -159,7 +159,7 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
 
 
 @click.command(name="embedding-bias")
-@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("out", type=OutputPath(directory=True, path_type=Path))
 @click.option("--variants", callback=_variants, default="none,anonymize,cda,anonymize+cda", show_default=True,
               help="Dataset variants whose Word2Vec to measure (hard debiasing is applied by the report).")
 @click.option("--seed", type=SEED, default=0, show_default=True)
@@ -191,7 +191,7 @@ def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
 
 @click.command(name="debias-data")
 @click.argument("method")
-@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("out", type=OutputPath(directory=True, path_type=Path))
 @click.option("--dataset", type=click.Path(exists=True, file_okay=False), default=None,
               help="Benchmark folder [default: the embedded release].")
 @click.option("--ner", type=str, default=None, help="Anonymization NER: auto, spacy, spacy:<package>, gazetteer.")
