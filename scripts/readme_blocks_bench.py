@@ -277,11 +277,14 @@ def pbg_scaling() -> str:
 
 
 def re_speed_pcnn() -> str:
-    """PCNN+attention against OpenNRE: median of the alternating pairs, warm-up excluded (1 and 2 threads)."""
+    """PCNN+attention against OpenNRE: median of the alternating pairs, warm-up excluded (1 and 2 threads;
+    the default dense convolution, then the gather convolution)."""
     import statistics
 
     out = []
-    for src in ("benchmarks/results/re_speed.json", "benchmarks/results/re_speed_2t.json"):
+    for src in ("benchmarks/results/re_speed.json", "benchmarks/results/re_speed_2t.json",
+                "benchmarks/results/re_speed_gather_1t.json", "benchmarks/results/re_speed_gather_2t_idle.json",
+                "benchmarks/results/re_speed_gather_2t.json"):
         path = ROOT / src
         if not path.exists():
             continue
@@ -292,7 +295,8 @@ def re_speed_pcnn() -> str:
         peer = statistics.median(p["opennre"]["wall_s"] for p in pairs)
         wall = [p["ratio_wall"] for p in pairs]
         loads = [x for p in pairs for x in (p["load_before"][0], p["load_after"][0])]
-        out.append(f"- {d['threads']} torch thread(s): PCNN+attention epoch {ours:.1f} s against OpenNRE "
+        impl = f" ({d['ours_impl']} convolution)" if d.get("ours_impl") else ""
+        out.append(f"- {d['threads']} torch thread(s): PCNN+attention{impl} epoch {ours:.1f} s against OpenNRE "
                    f"{v['opennre'].split()[2]}'s {peer:.1f} s (medians): "
                    f"**{d['speedup_vs_opennre']['pcnn+attention']:.2f}x** wall (median of {len(pairs)} alternating "
                    f"pairs, range {min(wall):.2f}-{max(wall):.2f}), {d['cpu_ratio_vs_opennre']['pcnn+attention']:.2f}x "
