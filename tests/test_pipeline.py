@@ -111,6 +111,11 @@ def test_one_seed_of_the_study_reruns_alone(tiny_run):
     assert r.exit_code == 0, r.output
     rep = json.loads((out / "report" / "report.json").read_text())
     assert rep["analysis"]["seeds"] == [1]
+    # the whole study again: its report is written anew, not skipped as done over the one-seed report
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    rep = json.loads((out / "report" / "report.json").read_text())
+    assert rep["analysis"]["seeds"] == list(SEEDS)
 
 
 def test_another_config_into_the_same_folder_is_refused(tiny_run):
@@ -200,7 +205,10 @@ def test_seeds_on_the_run_executor_give_the_serial_numbers(tiny_run, tmp_path):
 def test_report_shows_items_over_embedding_seeds(tiny_run):
     """Each seed trains its own embeddings: the report gives every item's interval over them
     (issue #42); with 2 seeds no test (< 3) and no claim across graphs."""
-    out, _ = tiny_run
+    out, args = tiny_run
+    # the report of the whole study (an earlier test may have left a one-seed report: --seed 1)
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
     es = json.loads((out / "report" / "report.json").read_text())["analysis"]["embedding_seeds"]
     assert es["tables"] and {t["measure"] for t in es["tables"]} <= {"fisher", "bourli_projection"}
     gold = [t for t in es["tables"] if t["graph"] == "gold"]

@@ -138,8 +138,17 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
         for seed in seeds:
             link_reports[seed] = _seed_stages(cfg, s, out, seed, dataset, log, progress)
     top = Stages(out, log)
-    top.run(f"report/seeds-{'-'.join(map(str, seeds))}",
-            lambda: _report(out, cfg, s, variants, seeds, dataset, link_reports))
+    name = f"report/seeds-{'-'.join(map(str, seeds))}"
+
+    def report() -> None:
+        # one report folder for every seed selection: a report written for these seeds replaces the
+        # one another selection (`--seed S`) left, so that selection's marker no longer holds
+        for other in (out / "stages").glob("report_seeds-*.done"):
+            if other.name != f"{name.replace('/', '_')}.done":
+                other.unlink()
+        _report(out, cfg, s, variants, seeds, dataset, link_reports)
+
+    top.run(name, report)
     seconds = time.perf_counter() - t_start
     return RunResult(str(out), asdict(cfg), s, __version__, round(seconds, 1), str(out / "report" / "report.html"),
                      seeds)
