@@ -192,7 +192,8 @@ def render_card(*, description: str, report: dict[str, Any]) -> str:
         configurations = _CONFIGURATIONS if kind == "release" else _OTHER_CONFIGURATIONS
     return "".join((_yaml_header(fp, report), _INTRO, _fingerprint_note(fp), configurations,
                     _statistics(counts), _warnings(warnings), _located_mentions(report.get("spans", {})), head,
-                    _BUILT, description, _DEFECTS, defects, _bias(counts), _ABOUT,
+                    _BUILT, description, _DEFECTS, defects, _GROUPS if kind == "release" else "", _bias(counts),
+                    _ABOUT,
                     f"```bibtex\n{CITATION}\n```\n"))
 
 
@@ -319,6 +320,20 @@ _RELEASE_DEFECTS = """
 _OTHER_DEFECTS = """
 - Labels come from distant supervision unless `source` is `annotated`: a sentence that mentions
   both the person and the tail is taken to express the relation, which is often wrong.
+"""
+
+#: The release's person-level groups; the block's body is written by ``scripts/readme_tables.py``
+#: from ``results/groups/release/cells.json`` (computed by ``scripts/groups_release.py``).
+_GROUPS = """
+## Groups: gender x birth era, gender x region
+
+Every person has exactly one birthDate and one birthPlace fact; `wgb data groups` derives birth
+eras and birthplace regions from them (`wikigenderbias.groups`; rules, provenance of the gazetteer
+and the Global North/South mapping in `wikigenderbias/resources/GAZETTEER.md`).
+
+<!-- BEGIN generated:groups-release -->
+(the cell counts: `python scripts/readme_tables.py` writes them from `results/groups/release/cells.json`)
+<!-- END generated:groups-release -->
 """
 
 _BIAS = """
