@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -36,6 +37,7 @@ from relext.heap import retain_freed_memory
 from relext.model import BagModel, build_model
 from relext.run import RunDir, atomic_torch_save, atomic_write_json, package_version
 from relext.vocab import PAD, UNK, Vocab
+from wgbcore.cores import busy_hint
 from wgbcore.progress import progress as progress_bar
 from wgbcore.seeding import seed_everything
 from wikigenderbias.schema import RELATIONS
@@ -243,6 +245,8 @@ def _train_locked(config: "ExtractorConfig", run_dir, *, dataset, progress: bool
         return run.root
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
+    if progress and (hint := busy_hint(torch.get_num_threads())):
+        print(f"warning: {hint}", file=sys.stderr, flush=True)
     retain_freed_memory()   # no page faults on each batch's temporaries (exact; relext.heap)
     device = cfg.torch_device()
     ds_transforms = resolve_transforms(cfg.dataset_transform, "dataset") + list(dataset_transforms)

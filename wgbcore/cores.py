@@ -13,7 +13,7 @@ import math
 import os
 from pathlib import Path
 
-__all__ = ["usable_cores", "cgroup_cpu_limit", "thread_plan", "oversubscribed"]
+__all__ = ["usable_cores", "cgroup_cpu_limit", "thread_plan", "oversubscribed", "busy_hint"]
 
 _CGROUP_V2 = Path("/sys/fs/cgroup/cpu.max")
 _CGROUP_V1 = (Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us"))
@@ -77,3 +77,25 @@ def oversubscribed(workers: int, threads: int, cores: int | None = None) -> str 
     return (f"{workers} workers x {threads} threads = {workers * threads} threads on {cores} usable "
             f"core(s): runs will wait on each other (see benchmarks/results/re_busy.md); "
             f"fewer workers or --threads 1 keeps every thread on a core")
+
+
+def busy_hint(threads: int, *, cores: int | None = None, load: float | None = None) -> str | None:
+    """A one-line hint when a run is about to use ``threads`` > 1 torch threads on a machine whose
+    1-minute load average already fills its usable cores: next to other busy processes a 2-thread
+    PCNN epoch loses several times its fair share of the cores with OpenMP's default wait policy,
+    less with ``OMP_WAIT_POLICY=PASSIVE``, least at 1 thread (``benchmarks/results/re_busy.md``
+    measures it). A hint, not a default: the thread
+    count is left as asked, so a seed gives the same numbers whatever the machine's load."""
+    cores = cores or usable_cores()
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:     # pragma: no cover - not on Linux
+            return None
+    if threads <= 1 or load < cores:
+        return None
+    policy = os.environ.get("OMP_WAIT_POLICY", "").upper()
+    return (f"the machine is busy (1-minute load {load:.1f} on {cores} usable core(s)): {threads} torch threads "
+            f"wait on each other when one is descheduled; --threads 1"
+            + ("" if policy == "PASSIVE" else " (or OMP_WAIT_POLICY=PASSIVE)")
+            + " degrades more gracefully (benchmarks/results/re_busy.md)")

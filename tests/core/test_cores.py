@@ -85,3 +85,25 @@ def test_executor_warns_when_asked_for_more_threads_than_cores(monkeypatch, caps
     cfg = ex.ExecutorConfig(kind="processes", workers=2, threads_per_run=2)
     assert "4 threads on 2 usable core" in cfg.oversubscription()
     assert ex.ExecutorConfig(kind="serial").oversubscription() is None     # torch's own threads
+
+
+@pytest.mark.parametrize("threads, load, policy, expect", [
+    (1, 9.0, None, None),                 # one thread: nothing to say
+    (2, 1.0, None, None),                 # an idle machine
+    (2, 2.5, None, "OMP_WAIT_POLICY=PASSIVE"),
+    (2, 2.5, "PASSIVE", "--threads 1"),   # the policy already set: not suggested again
+])
+def test_busy_hint(monkeypatch, threads, load, policy, expect):
+    from wgbcore.cores import busy_hint
+
+    if policy:
+        monkeypatch.setenv("OMP_WAIT_POLICY", policy)
+    else:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    hint = busy_hint(threads, cores=2, load=load)
+    if expect is None:
+        assert hint is None
+    else:
+        assert expect in hint and "re_busy.md" in hint
+        if policy:
+            assert "OMP_WAIT_POLICY" not in hint
