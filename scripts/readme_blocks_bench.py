@@ -315,9 +315,10 @@ def re_step_profile(src: str = "benchmarks/results/re_step_profile.json") -> str
             f"at {o['arithmetic_gflops_per_s']:.0f} GFLOP/s) and {p['arithmetic_share']:.0%} of OpenNRE's "
             f"({p['arithmetic_flops'] / 1e9:.0f} GFLOP, {r['flops_ratio']}x ours: it pads every sentence to "
             f"{r['max_length']} tokens). This run's ratio is {r['ratio_cpu']}x (CPU); if everything of ours but those "
-            f"products took no time it would be **{r['ceiling_cpu']}x**, the ceiling of a float32 CPU loop against "
-            f"OpenNRE on this machine. Beyond it, only fewer or cheaper FLOPs help: lower precision and frozen word "
-            f"vectors change the numbers, a GPU changes the machine (`{src}`).")
+            f"products took no time it would be **{r['ceiling_cpu']}x**, the ceiling of the dense convolution against "
+            f"OpenNRE on this machine. Beyond it, only fewer or cheaper FLOPs help: the gather convolution does "
+            f"fewer (its floor: `benchmarks/results/re_floor.md`); lower precision and frozen word vectors change "
+            f"the numbers, a GPU changes the machine (`{src}`).")
 
 
 BLOCKS = {"re-step-profile": re_step_profile, "re-speed-pcnn": re_speed_pcnn, "kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru, "re-speed-rnn-gather": re_speed_rnn_gather,
