@@ -494,3 +494,14 @@ def test_an_unreachable_scheduler_fails_in_seconds():
     with pytest.raises(ConnectionError, match=r"no Dask scheduler answered at tcp://127.0.0.1:9 within 5 s"):
         _Dask(ExecutorConfig(kind="dask", scheduler="tcp://127.0.0.1:9"))
     assert time.monotonic() - t0 < SCHEDULER_TIMEOUT + 10
+
+
+def test_a_yaml_config_cannot_run_code(tmp_path):
+    """A python tag in a config file is malformed YAML to the safe loader: nothing is built or run."""
+    from wgbcore.config import read_config_file
+
+    marker = tmp_path / "ran"
+    (tmp_path / "evil.yaml").write_text(f"epochs: !!python/object/apply:os.system ['touch {marker}']\n")
+    with pytest.raises(ValueError, match=r"evil.yaml:1: malformed YAML"):
+        read_config_file(tmp_path / "evil.yaml")
+    assert not marker.exists()

@@ -65,7 +65,8 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         import yaml
 
         try:
-            data = yaml.load(text, Loader=_unique_keys_loader(path))  # noqa: S506 - a SafeLoader subclass
+            _refuse_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), path)
+            data = yaml.safe_load(text)
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -81,28 +82,32 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
-def _unique_keys_loader(path: Path):
-    """A ``yaml.SafeLoader`` whose mappings refuse a key given twice, naming ``path``, the line of
-    the second one and the key."""
+def _refuse_duplicate_keys(node, path: Path) -> None:
+    """A key given twice in one mapping of a composed YAML document (nodes only: composing builds
+    no object) is a ``ValueError`` naming ``path``, the line of the second one and the key. Keys
+    compare by their resolved tag and text (``1`` and ``"1"`` differ, as they load); merge keys
+    (``<<: *anchor``) are left to the loader, keys given beside them override."""
     import yaml
 
-    class UniqueKeys(yaml.SafeLoader):
-        def construct_mapping(self, node, deep=False):
-            if isinstance(node, yaml.MappingNode):
-                seen: dict[Any, int] = {}
-                for key_node, _ in node.value:
-                    if key_node.tag == "tag:yaml.org,2002:merge":
-                        continue   # '<<: *anchor': merged by SafeLoader below (keys given here override)
-                    key = self.construct_object(key_node, deep=True)
-                    line = key_node.start_mark.line + 1
-                    if isinstance(key, collections.abc.Hashable) and key in seen:
-                        raise ValueError(f"{path}:{line}: key {key!r} given twice (first on line {seen[key]}); "
-                                         "keep one")
-                    if isinstance(key, collections.abc.Hashable):
-                        seen[key] = line
-            return super().construct_mapping(node, deep=deep)
-
-    return UniqueKeys
+    stack, visited = [node], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in visited:
+            continue
+        visited.add(id(n))
+        if isinstance(n, yaml.MappingNode):
+            seen: dict[tuple[str, str], int] = {}
+            for key_node, value_node in n.value:
+                stack += [key_node, value_node]
+                if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key, line = (key_node.tag, key_node.value), key_node.start_mark.line + 1
+                if key in seen:
+                    raise ValueError(f"{path}:{line}: key {key_node.value!r} given twice (first on line "
+                                     f"{seen[key]}); keep one")
+                seen[key] = line
+        elif isinstance(n, yaml.SequenceNode):
+            stack += n.value
 
 
 def _unique_json_keys(pairs: list[tuple[str, Any]], path: Path, text: str) -> dict[str, Any]:
