@@ -411,22 +411,12 @@ def _group_options(groups, era_edges, min_cell, groups_report) -> dict | None:
         if groups_report is not None:
             raise click.BadParameter("needs --groups", param_hint="--groups-report")
         return None
-    from relext.cell_gaps import parse_groups
-    from wikigenderbias.groups import EraBins
-
-    try:
-        columns = parse_groups(groups)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--groups") from None
-    try:
-        eras = EraBins.parse(era_edges)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--era-edges") from None
+    options = resolve_groups(groups, era_edges, min_cell)
     if groups_report is not None:
         problem = check_writable(groups_report, directory=True)
         if problem:
             raise click.BadParameter(problem, param_hint="--groups-report")
-    return {"columns": columns, "eras": eras, "min_per_gender": min_cell}
+    return options
 
 
 def register(group: click.Group) -> None:
