@@ -49,11 +49,11 @@ def child(batches: int, warmup: int, threads: int | None, forever: bool) -> None
     if threads:
         torch.set_num_threads(threads)
     import wikigenderbias
-    from relext.data import prepare_split
-    from relext.embeddings import embedding_matrix, train_word2vec
-    from relext.train import (TrainConfig, make_optimizer, model_from_config, run_epoch,
+    from relext.protocols.data import prepare_split
+    from relext.model.embeddings import embedding_matrix, train_word2vec
+    from relext.training.train import (TrainConfig, make_optimizer, model_from_config, run_epoch,
                               seed_everything, training_sentences)
-    from relext.vocab import Vocab
+    from relext.model.vocab import Vocab
 
     ds = wikigenderbias.load()
     cfg = TrainConfig(encoder="pcnn", selector="attention", seed=0)

@@ -7,8 +7,8 @@ that goes first alternating between rounds, with the 1/5/15-minute load averages
 after each epoch. The ratio is dense / gather per round (CPU seconds and wall), and its median.
 CPU seconds are the steadier measure on a shared machine; on busy cores both are indicative only.
 
-``--keep-heap`` (default) raises glibc's mmap/trim thresholds first (:mod:`relext.heap`, what
-``relext.train`` does before training); ``--no-keep-heap`` leaves glibc's defaults (the trainer
+``--keep-heap`` (default) raises glibc's mmap/trim thresholds first (:mod:`relext.model.heap`, what
+``relext.training.train`` does before training); ``--no-keep-heap`` leaves glibc's defaults (the trainer
 before this change).
 
     python benchmarks/re_conv_speed.py                          # PCNN, 1 thread, 3 rounds
@@ -56,15 +56,15 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from relext.heap import retain_freed_memory
+    from relext.model.heap import retain_freed_memory
 
     heap = retain_freed_memory() if args.keep_heap else False
     import wikigenderbias
     from re_speed import OursTrainer
-    from relext.data import prepare_split
-    from relext.embeddings import embedding_matrix, train_word2vec
-    from relext.train import TrainConfig, training_sentences
-    from relext.vocab import Vocab
+    from relext.protocols.data import prepare_split
+    from relext.model.embeddings import embedding_matrix, train_word2vec
+    from relext.training.train import TrainConfig, training_sentences
+    from relext.model.vocab import Vocab
 
     started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), _load()
     ds = wikigenderbias.load()

@@ -150,8 +150,8 @@ def quantities(eval_json: dict) -> dict[str, dict[str, float]]:
 
 def train_and_evaluate(cfg, run_dir: Path, dataset, n_resamples: int, log=print) -> dict:
     """Train (or resume, or read a finished run) and evaluate one run; its record."""
-    from relext.evaluate import evaluate_run
-    from relext.train import train
+    from relext.evaluation.evaluate import evaluate_run
+    from relext.training.train import train
 
     rec = {"run_dir": str(run_dir), "encoder": cfg.encoder, "selector": cfg.selector, "path": getattr(cfg, FIELDS[cfg.encoder]),
            "seed": cfg.seed}
@@ -329,8 +329,8 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from relext.data import load_dataset_dict
-    from relext.train import TrainConfig
+    from relext.protocols.data import load_dataset_dict
+    from relext.training.train import TrainConfig
 
     runs_dir = Path(args.runs_dir)
     if args.train_articles or args.epochs is not None:           # never mixed with the study's runs
@@ -338,7 +338,7 @@ def main(argv=None) -> int:
                                        + [f"epochs{args.epochs}"] * (args.epochs is not None))
     dataset = load_dataset_dict(None, None)
     if args.train_articles:
-        from relext.studies.debias import subsample_train
+        from wgbstudies.debias import subsample_train
 
         dataset = subsample_train(dataset, args.train_articles, seed=0)
     results = {

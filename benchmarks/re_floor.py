@@ -88,7 +88,7 @@ def machine() -> dict:
 # ----------------------------------------------------------------------------------- counts
 
 def epoch_counts(prepared, dims: rfc.Dims, order: np.ndarray, batch_size: int) -> dict:
-    from relext.bags import iter_batches
+    from relext.model.bags import iter_batches
 
     counts = {p: {} for p in PATHS}
     lazy: dict = {}
@@ -114,7 +114,7 @@ def epoch_counts(prepared, dims: rfc.Dims, order: np.ndarray, batch_size: int) -
 def traffic_epoch(prepared, vocab, vectors, path: str, order: np.ndarray, batch_size: int) -> dict:
     """One real training epoch of ``path`` under :class:`re_floor_counts.OpTraffic`."""
     from re_speed import OursTrainer
-    from relext.train import run_epoch
+    from relext.training.train import run_epoch
 
     tr = OursTrainer(prepared, vocab, vectors, "pcnn", "attention", impl=path)
     t = time.perf_counter()
@@ -159,8 +159,8 @@ def gemm_rates(shapes: dict, threads: int, repeats: int) -> dict:
 def real_gather_inputs(prepared, vocab, vectors, order, batch_size) -> dict:
     """The gather path's table and index of a real batch (captured from ``GatherConv.apply``), the
     output gradient's shape and the pooling slots."""
-    from relext.encoders import conv_gather
-    from relext.model import build_model
+    from relext.model.encoders import conv_gather
+    from relext.model.bag_model import build_model
 
     flat, seg = prepared.bags.select(order[:batch_size])
     batch = prepared.table.gather(flat)
@@ -348,14 +348,14 @@ def main(argv=None) -> int:
     if not threads or min(threads) < 1 or args.best_of < 1 or args.batches < 1 or args.rounds < 1:
         ap.error("--threads, --best-of, --batches and --rounds must be positive")
 
-    from relext.heap import retain_freed_memory
+    from relext.model.heap import retain_freed_memory
 
-    heap = retain_freed_memory()                                  # as relext.train does
+    heap = retain_freed_memory()                                  # as relext.training.train does
     import wikigenderbias
-    from relext.data import prepare_split
-    from relext.embeddings import embedding_matrix, train_word2vec
-    from relext.train import TrainConfig, training_sentences
-    from relext.vocab import Vocab
+    from relext.protocols.data import prepare_split
+    from relext.model.embeddings import embedding_matrix, train_word2vec
+    from relext.training.train import TrainConfig, training_sentences
+    from relext.model.vocab import Vocab
 
     res = {"benchmark": "re_floor", "command": "python " + shlex.join([sys.argv[0], *(argv or sys.argv[1:])]),
            "machine": machine(), "keep_heap": None, "started": time.strftime("%Y-%m-%d %H:%M:%S"),

@@ -1,12 +1,12 @@
 """Do the fused GRU encoders train to the accuracy of the nn.GRU path they replace?
 
 On the real WikiGenderBias release (train / validation / male_test / female_test), with the
-trainer's own pieces (``relext.train``: Word2Vec, model, SGD, bag shuffling, one seed for all),
+trainer's own pieces (``relext.training.train``: Word2Vec, model, SGD, bag shuffling, one seed for all),
 every (encoder, seed) trains ``--epochs`` epochs with the fused path (``impl="fused"``, the
 default on CPU); at ``--reference-seed`` the same training also runs on torch's ``nn.GRU`` over a
 packed sequence (``impl="module"``, the code before the fused path), and the fused training runs
 a second time to check that one seed gives identical numbers. After every epoch: mean training
-loss, validation micro F1 / PR-AUC / accuracy (``relext.train.validation_metrics``, argmax with
+loss, validation micro F1 / PR-AUC / accuracy (``relext.training.train.validation_metrics``, argmax with
 NA) and the same on the two test splits pooled (evaluation only; nothing is selected on them).
 
 The two paths compute the same function (equal up to float summation order, checked in
@@ -44,10 +44,10 @@ def _load():
 def prepare(seed: int, encoder: str):
     """Word2Vec (cached) with the seed's parameters, and the prepared splits."""
     import wikigenderbias
-    from relext.data import prepare_split
-    from relext.embeddings import embedding_matrix, train_word2vec
-    from relext.train import TrainConfig, training_sentences
-    from relext.vocab import Vocab
+    from relext.protocols.data import prepare_split
+    from relext.model.embeddings import embedding_matrix, train_word2vec
+    from relext.training.train import TrainConfig, training_sentences
+    from relext.model.vocab import Vocab
 
     ds = wikigenderbias.load()
     cfg = TrainConfig(encoder=encoder, seed=seed)
@@ -62,8 +62,8 @@ def prepare(seed: int, encoder: str):
 
 
 def train_one(encoder: str, impl: str, seed: int, epochs: int, prepared) -> dict:
-    """``epochs`` epochs as ``relext.train.train_extractor`` runs them, metrics after each."""
-    from relext.train import make_optimizer, model_from_config, predict_proba, run_epoch, seed_everything, validation_metrics
+    """``epochs`` epochs as ``relext.training.train.train_extractor`` runs them, metrics after each."""
+    from relext.training.train import make_optimizer, model_from_config, predict_proba, run_epoch, seed_everything, validation_metrics
 
     cfg, vocab, vectors, splits = prepared
     seed_everything(seed)
@@ -184,8 +184,8 @@ def render_md(r: dict) -> str:
         "# Fused GRU vs nn.GRU: the same training, the same accuracy?",
         "",
         f"WikiGenderBias (embedded release); {r['epochs']} epoch(s) per training, OpenNRE's hyperparameters "
-        f"(`relext.train` defaults), {r['threads']} torch thread(s), torch {r['torch']}. Micro F1: argmax over all "
-        "classes with NA (`relext.train.validation_metrics`); test = male_test and female_test pooled. "
+        f"(`relext.training.train` defaults), {r['threads']} torch thread(s), torch {r['torch']}. Micro F1: argmax over all "
+        "classes with NA (`relext.training.train.validation_metrics`); test = male_test and female_test pooled. "
         "`module` = torch's nn.GRU over a packed sequence (the code before the fused path). CPU seconds are "
         "this process's, on a shared machine (load averages per run).",
         "",

@@ -115,15 +115,15 @@ def main(argv=None) -> int:
         ap.error("--batches and --rounds must be >= 1")
 
     torch.set_num_threads(args.threads)
-    from relext.heap import retain_freed_memory
+    from relext.model.heap import retain_freed_memory
 
-    heap = retain_freed_memory()                                  # as relext.train does
+    heap = retain_freed_memory()                                  # as relext.training.train does
     import wikigenderbias
     from re_speed import OursTrainer
-    from relext.data import prepare_split
-    from relext.embeddings import embedding_matrix, train_word2vec
-    from relext.train import TrainConfig, training_sentences
-    from relext.vocab import Vocab
+    from relext.protocols.data import prepare_split
+    from relext.model.embeddings import embedding_matrix, train_word2vec
+    from relext.training.train import TrainConfig, training_sentences
+    from relext.model.vocab import Vocab
 
     started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), _load()
     ds = wikigenderbias.load()

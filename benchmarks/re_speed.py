@@ -78,7 +78,7 @@ class OursTrainer:
 
     def __init__(self, prepared, vocab, vectors, encoder: str = "pcnn", selector: str = "attention", *,
                  seed: int = 0, impl: str | None = None, batches: int | None = None) -> None:
-        from relext.train import TrainConfig, make_optimizer, model_from_config, seed_everything
+        from relext.training.train import TrainConfig, make_optimizer, model_from_config, seed_everything
 
         self.cfg = TrainConfig(encoder=encoder, selector=selector, seed=seed)
         seed_everything(seed)
@@ -96,7 +96,7 @@ class OursTrainer:
         self.name = f"ours {encoder}+{selector}" + (f" ({impl})" if impl else "")
 
     def epoch(self) -> dict:
-        from relext.train import run_epoch
+        from relext.training.train import run_epoch
 
         order = self.rng.permutation(len(self.prepared.bags))
         if self.batches:
@@ -257,10 +257,10 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     import wikigenderbias
-    from relext.data import prepare_split
-    from relext.embeddings import embedding_matrix, train_word2vec
-    from relext.train import TrainConfig, training_sentences
-    from relext.vocab import Vocab
+    from relext.protocols.data import prepare_split
+    from relext.model.embeddings import embedding_matrix, train_word2vec
+    from relext.training.train import TrainConfig, training_sentences
+    from relext.model.vocab import Vocab
 
     ds = wikigenderbias.load()
     cfg = TrainConfig()

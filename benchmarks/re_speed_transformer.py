@@ -35,10 +35,10 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     import wikigenderbias
-    from relext.data import prepare_split
-    from relext.train import (TrainConfig, featurize_options, make_optimizer, model_from_config, run_epoch,
+    from relext.protocols.data import prepare_split
+    from relext.training.train import (TrainConfig, featurize_options, make_optimizer, model_from_config, run_epoch,
                               seed_everything)
-    from relext.vocab import PAD, UNK, Vocab
+    from relext.model.vocab import PAD, UNK, Vocab
 
     cfg = TrainConfig(encoder="transformer", selector=args.selector, optimizer="adam", lr=5e-5, dropout=0.1)
     ds = wikigenderbias.load()

@@ -93,10 +93,10 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     import wikigenderbias
     from re_speed import OpenNRETrainer, OursTrainer, opennre_inputs
-    from relext.data import prepare_split
-    from relext.embeddings import embedding_matrix, train_word2vec
-    from relext.train import TrainConfig, training_sentences
-    from relext.vocab import Vocab
+    from relext.protocols.data import prepare_split
+    from relext.model.embeddings import embedding_matrix, train_word2vec
+    from relext.training.train import TrainConfig, training_sentences
+    from relext.model.vocab import Vocab
 
     started, load_start = time.strftime("%Y-%m-%d %H:%M:%S"), _load()
     ds = wikigenderbias.load()

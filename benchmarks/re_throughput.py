@@ -5,7 +5,7 @@ then a projection of the cross-fitted study's wall time on more machines.
 
 The study: ``--runs`` PCNN+attention runs (seeds 0..N-1) of ``--epochs`` epochs on the embedded
 release, each trained (Word2Vec from an empty cache, so every run pays its own as in a study) and
-evaluated (``--resamples`` bootstrap resamples) through ``relext.grid.run_grid``. A run is what
+evaluated (``--resamples`` bootstrap resamples) through ``wgbstudies.grid.run_grid``. A run is what
 a study pays per run; its parts (Word2Vec + featurizing, epochs, evaluation) are read from the
 runs' ``metrics.json`` and the grid's ``timing.json``. Load averages are sampled every 5 s in
 each phase: on a shared machine the ratio, not the absolute rate, is the figure to keep.
@@ -70,7 +70,7 @@ class LoadSampler:
 
 
 def run_phase(name: str, executor, root: Path, args) -> dict:
-    from relext.grid import GridConfig, run_grid
+    from wgbstudies.grid import GridConfig, run_grid
 
     overrides = {"patience": 0, "cache_dir": str(root / f"w2v-{name}")}
     if args.device:
@@ -109,9 +109,9 @@ def host_batch_seconds(threads: int = 1) -> dict:
     import torch
 
     import wikigenderbias
-    from relext.bags import iter_batches
-    from relext.data import prepare_split
-    from relext.vocab import Vocab
+    from relext.model.bags import iter_batches
+    from relext.protocols.data import prepare_split
+    from relext.model.vocab import Vocab
 
     torch.set_num_threads(threads)
     ds = wikigenderbias.load()

@@ -172,7 +172,7 @@ class EmbeddingConfig:
 
 
 #: The embeddings' config and trainer have names of their own (relext trains extractors with
-#: :class:`relext.train.ExtractorConfig`); ``TrainConfig`` / ``train`` stay as aliases.
+#: :class:`relext.training.train.ExtractorConfig`); ``TrainConfig`` / ``train`` stay as aliases.
 TrainConfig = EmbeddingConfig
 
 

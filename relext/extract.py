@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from relext.evaluate import ensure_predictions, prediction_path, read_predictions
+from relext.evaluation.evaluate import ensure_predictions, prediction_path, read_predictions
 from wgbcore.atomicio import atomic_write_text, iter_jsonl
 from wikigenderbias.schema import GENDERS, RELATIONS
 from wikigenderbias.spans import locate as spans_locate
@@ -75,7 +75,7 @@ def extract_split(run_dir: str | Path, split: str, *, min_score: float = 0.0,
     ``cache`` (default: unless ``run_dir`` is a shipped pretrained model, ``model.safetensors``
     without ``model.pt``): write the predictions to ``run_dir/predictions/`` first if missing and
     read them from there; cached predictions are checked against the run's model, config and
-    data first (:func:`relext.evaluate.ensure_predictions`: refused, or predicted again when the
+    data first (:func:`relext.evaluation.evaluate.ensure_predictions`: refused, or predicted again when the
     data changed, which goes to ``notes``). Without it the split is predicted in memory and
     nothing is written into ``run_dir``."""
     _check_min_score(min_score)  # before any prediction
@@ -84,7 +84,7 @@ def extract_split(run_dir: str | Path, split: str, *, min_score: float = 0.0,
     if not cache:
         if predict_fn is not None:  # predict_fn writes prediction files
             raise ValueError("extract_split: predict_fn writes prediction files; it needs cache=True")
-        from relext.predict import predict_split
+        from relext.training.predict import predict_split
 
         rows = predict_split(run_dir, split, dataset=dataset)
         return triples_from_predictions(rows, min_score=min_score, rule=rule, split=split)
@@ -199,7 +199,7 @@ def extract_text(run_dir: str | Path, text_file: str | Path, *, min_score: float
                  rule: str = "argmax", predict_split_fn=None, skipped: list | None = None,
                  unmentioned_policy: str = "refuse") -> list[dict]:
     """Triples from new text: sentences are grouped into bags by (head, tail) and scored by the
-    run's model through ``relext.predict.predict_split(run_dir, "text", dataset=...)``.
+    run's model through ``relext.training.predict.predict_split(run_dir, "text", dataset=...)``.
 
     A sentence that does not mention its head or its tail says nothing about the pair, so it is
     never scored: ``unmentioned_policy="refuse"`` (default) makes it an error naming its
@@ -227,7 +227,7 @@ def extract_text(run_dir: str | Path, text_file: str | Path, *, min_score: float
     sentences = kept
     ds = text_dataset(sentences)
     if predict_split_fn is None:
-        from relext.predict import predict_split as predict_split_fn
+        from relext.training.predict import predict_split as predict_split_fn
     rows = predict_split_fn(Path(run_dir), TEXT_SPLIT, dataset=ds)
     genders: dict[str, str | None] = {}
     for s in sentences:  # a head's gender given on any of its lines (a line without one keeps it)

@@ -69,7 +69,7 @@ def _new_name(old: str) -> tuple[str | None, str]:
 
 
 def level_text(level: float) -> str:
-    from relext.studies.claims import level_text as text
+    from wgbstudies.claims import level_text as text
 
     return text(level)
 
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> Path:
         lines += [f"## {study} (`{path}`)", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(x.replace("|", "\\|") for x in r) + " |" for r in rows(before, after)]
         if key is None and after.get("budget"):
-            from relext.studies.report import budget_sentence
+            from wgbstudies.report import budget_sentence
 
             lines += ["", budget_sentence(after["budget"])]
         lines.append("")

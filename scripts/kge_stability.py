@@ -115,12 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     for model, rs in by_model.items():
         table = st.item_table(rs, min_count=5)
         e = st.mean_abs_score(rs)
-        side = {lab: sorted((x for x in table if (x["score"] > 0) == (lab == "male")), key=lambda x: -abs(x["score"]))[:10]
-                for lab in ("male", "female")}
+        # towards male: the highest mean scores; towards female: the lowest (the sides of the claims'
+        # top k); the rows say how many items lean each way, so 10 lowest that all lean male read as such
+        by_score = sorted(table, key=lambda x: -x["score"])
+        side = {"male": by_score[:10], "female": by_score[::-1][:10]}
+        leaning = {"male": sum(x["score"] > 0 for x in table), "female": sum(x["score"] < 0 for x in table)}
         per_model[model] = {
             "seeds": [r.seed for r in rs], "items": len(table), "decided_items": sum(x["decided"] for x in table),
             "mean_abs_score": {"value": e.value, "ci": e.ci, "se": e.se},
-            "top10": side,
+            "top10": side, "leaning": leaning,
             "seed_agreement": {lab: st.seed_agreement(rs, k=args.top, side=s) for lab, s in (("male", "high"), ("female", "low"))},
         }
     claims = st.stability_claims(results, k=args.top)
@@ -175,7 +178,11 @@ def markdown(doc: dict) -> str:
                 + "; ".join(f"top-{m['top_k']} towards {lab} {v['agreement']:.3f} {_ci(v['ci'])}"
                             for lab, v in sa.items() if v) + ".", ""]
         for lab, rows in d["top10"].items():
-            out += [f"Top 10 towards {lab}:", "", "| item | mean score | 95% CI over seeds | decided | C_male | C_female |",
+            n_lean = (d.get("leaning") or {}).get(lab)
+            lean = ("" if n_lean is None else f" ({n_lean} of {d['items']} items have a mean score leaning {lab}"
+                    + (f"; these 10 are the {'highest' if lab == 'male' else 'lowest'} scores, leaning the other way"
+                       if n_lean == 0 else "") + ")")
+            out += [f"Top 10 towards {lab}{lean}:", "", "| item | mean score | 95% CI over seeds | decided | C_male | C_female |",
                     "|---|---|---|---|---|---|"]
             out += [f"| {x['item']} | {x['score']:.3g} | {_ci(x['ci'])} | {'yes' if x['decided'] else 'no'} | "
                     f"{x['count_a']} | {x['count_b']} |" for x in rows]

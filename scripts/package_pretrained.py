@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from relext.train import TrainConfig, load_torch_file  # noqa: E402
-from relext.vocab import Vocab  # noqa: E402
+from relext.training.train import TrainConfig, load_torch_file  # noqa: E402
+from relext.model.vocab import Vocab  # noqa: E402
 
 COPIED = ("config.json", "metrics.json", "eval.json")
 CHECKED = ("model.safetensors", "vocab.json.gz", "config.json")

@@ -100,7 +100,7 @@ def headlines(prefix: str = "docs/") -> str:
     f1 = [c["micro_f1"][s]["mean"] for c in grid for s in ("male_test", "female_test")]
     study_rep = _load("results/re_debias/study/claims.json")
     study = study_rep["claims"]
-    from relext.studies.plan import label_of
+    from wgbstudies.plan import label_of
 
     status = label_of(study_rep)
     decided = [c for c in study if c["verdict"] in ("supported", "contradicted")]

@@ -65,8 +65,8 @@ def groups_release(src: str = "results/groups/release/cells.json") -> str:
 def _claims_table(claims: list[dict], halves: list[dict] | None, plan: dict | None = None) -> list[str]:
     """A study's claims; ``plan``: the look's status (``plan`` of its claims table): interim claims
     say "interim (k of n seeds): not decided", an exploratory study's verdicts say so."""
-    from relext.studies.claims import level_text, verdict_text
-    from relext.studies.plan import label_of
+    from wgbstudies.claims import level_text, verdict_text
+    from wgbstudies.plan import label_of
 
     label = label_of({"plan": plan}) if plan is not None else None
     lines = ([f"Status: {label}.", ""] if label else []) + [
@@ -89,8 +89,8 @@ def _claims_table(claims: list[dict], halves: list[dict] | None, plan: dict | No
 
 def older_transform_runs(runs_dir: str) -> dict[str, int]:
     """{transform versions recorded: runs} of the committed runs in ``runs_dir`` whose recorded
-    transform versions differ from this wgb's (``relext.config``)."""
-    from relext.config import ExtractorConfig
+    transform versions differ from this wgb's (``relext.training.config``)."""
+    from relext.training.config import ExtractorConfig
 
     out: dict[str, int] = {}
     for cfg_path in sorted((ROOT / runs_dir).glob("*/config.json")):

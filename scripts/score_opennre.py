@@ -8,7 +8,7 @@ from the files this writes):
    initialised at random: no GloVe download offline), with OpenNRE's own ``BagRE`` data loader,
    model, loss and optimiser settings (SGD, lr 0.1, batch 160, as ``benchmarks/re_speed.py``).
 3. Predict the exported ``male_test`` / ``female_test`` bags (OpenNRE groups sentences into bags by
-   entity pair) and write them in ``wgb re score``'s format (``relext/score.py``):
+   entity pair) and write them in ``wgb re score``'s format (``relext/evaluation/score.py``):
    ``{"bag_id", "entity_id", "gender", "labels", "scores"}``, one line per bag, scores in the
    order of ``rel2id.json`` (NA first, as ``wikigenderbias.schema.RELATIONS``). The gender is the
    test split's; the entity is the article (``h.id``); the gold labels are the relations of the

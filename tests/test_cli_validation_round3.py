@@ -405,7 +405,7 @@ def test_a_config_file_without_repeated_keys_still_reads(tmp_path):
 def test_a_test_person_in_train_trains_under_crossfit_no_more_than_before():
     """The check is the one cross-fitting makes: the same dataset is refused there, naming the
     person, so the test protocol is now no more lenient than cross-fitting."""
-    from relext.crossfit import check_test_persons_unseen, persons
+    from relext.protocols.crossfit import check_test_persons_unseen, persons
     from support.relext_data import tiny_dataset
     from datasets import DatasetDict, concatenate_datasets
 

@@ -27,7 +27,7 @@ class Stop(ValueError):
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml", ".yml"])
 def test_re_train_config(tmp_path, monkeypatch, suffix):
-    import relext.train
+    import relext.training.train
 
     seen = {}
 
@@ -38,7 +38,7 @@ def test_re_train_config(tmp_path, monkeypatch, suffix):
                                                           "best_epoch": 1, "epochs_run": 1}))
         return run_dir
 
-    monkeypatch.setattr(relext.train, "train", spy)
+    monkeypatch.setattr(relext.training.train, "train", spy)
     conf = _write(tmp_path / f"c{suffix}", SETTINGS["re"])
     res = CliRunner().invoke(cli, ["re", "train", str(tmp_path / "run"), "--config", conf, "--seed", "4",
                                    "--no-predict", "--quiet"])

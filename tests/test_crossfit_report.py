@@ -117,7 +117,7 @@ def test_without_predictions_the_committed_label_noise_results_are_kept(tmp_path
 def test_the_seeds_study_sits_beside_the_main_study_and_says_it_is_exploratory():
     """An interim look of a study registered after its runs: its cells say "interim (k of n seeds): not
     decided" and its status "exploratory"; the pre-registered 13-claim study beside keeps its verdicts."""
-    from relext.studies.plan import AFTER, BEFORE, apply_status, status
+    from wgbstudies.plan import AFTER, BEFORE, apply_status, status
 
     m = _mod()
     c = lambda v, val: {"claim": "CDA reduces the spouse F1 gap", "verdict": v, "value": val, "ci": [-0.02, 0.01],  # noqa: E731

@@ -162,7 +162,7 @@ def trained_run(tmp_path_factory):
 
 
 def test_predictions_record_their_model_and_config(trained_run):
-    from relext.predict import check_predictions, model_fingerprint
+    from relext.training.predict import check_predictions, model_fingerprint
 
     from wgbcore.provenance import file_sha256
 

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: floor of each top-level package: imports go to a lower floor only (no sibling on its own floor)
-FLOORS = {"wgbcore": 1, "wgbstats": 2, "wikigenderbias": 3, "kge": 3, "relext": 4, "wgb": 5}
+FLOORS = {"wgbcore": 1, "wgbstats": 2, "wikigenderbias": 3, "kge": 3, "relext": 4, "wgbstudies": 5, "wgb": 6}
 
 
 def imports_of(source: str) -> list[tuple[str, int, bool]]:
@@ -105,7 +105,7 @@ def test_old_study_counts_keep_the_relations():
 
     import numpy as np
 
-    from relext.study_counts import StudyCounts
+    from relext.evaluation.study_counts import StudyCounts
     from wikigenderbias.schema import RELATIONS
 
     for old in ("relext.design", "relext.design_counts"):
@@ -117,3 +117,70 @@ def test_old_study_counts_keep_the_relations():
     from wgbstats.design import Design
 
     assert "f1_gap:spouse" in Design(data, n_resamples=100).point("v", [0])
+
+
+#: relext's rooms in the order the data flows (ARCHITECTURE.md, "Rooms"): a room imports lower rooms
+#: only, at module level or inside a function; ``relext/__init__.py`` (the package's face) and the
+#: deprecated paths are not rooms
+RELEXT_ROOMS = {"model": 1, "debias": 1, "protocols": 2, "training": 3, "evaluation": 4, "extract": 5,
+                "pretrained": 6}
+
+
+def relext_room_imports() -> list[tuple[str, str, str, int]]:
+    rows = []
+    for path in sorted((ROOT / "relext").rglob("*.py")):
+        parts = path.relative_to(ROOT / "relext").with_suffix("").parts
+        room = parts[0]
+        if room in ("__init__", "_moved", "_deprecated", "resources"):
+            continue
+        for mod, line, _fn in imports_of(path.read_text(encoding="utf-8")):
+            if mod.startswith("relext."):
+                rows.append((room, mod.split(".")[1], str(path.relative_to(ROOT)), line))
+    return rows
+
+
+def test_relext_rooms_import_down_the_flow():
+    rows = relext_room_imports()
+    assert {r[0] for r in rows} >= {"protocols", "training", "evaluation", "extract", "pretrained"}
+    on_disk = {p.name.removesuffix(".py") for p in (ROOT / "relext").iterdir()
+               if not p.name.startswith(("_", ".")) and p.name not in ("resources",)}
+    assert on_disk == set(RELEXT_ROOMS), "a room of relext that the test does not know (or a stray file)"
+    bad = [f"{f}:{line}: {a} imports {b}" for a, b, f, line in rows
+           if a != b and RELEXT_ROOMS.get(b, 99) >= RELEXT_ROOMS[a]]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("old, new", [("relext.train", "relext.training.train"),
+                                      ("relext.encoders.cnn", "relext.model.encoders.cnn"),
+                                      ("relext.selectors", "relext.model.selectors"),
+                                      ("relext.studies.claims", "wgbstudies.claims"),
+                                      ("relext.grid", "wgbstudies.grid"),
+                                      ("relext.score", "relext.evaluation.score")])
+def test_moved_modules_are_the_same_module_under_their_old_name(old, new):
+    import importlib
+    import sys
+
+    import warnings
+
+    target = importlib.import_module(new)
+    sys.modules.pop(old, None)
+    with warnings.catch_warnings(record=True) as caught:     # an old parent package warns too
+        warnings.simplefilter("always")
+        mod = importlib.import_module(old)
+    said = [str(w.message) for w in caught if w.category is DeprecationWarning]
+    assert f"{old} moved to {new}; the old path goes in the next release" in said, said
+    assert mod is target          # one module: one registry, one class per name
+    assert sys.modules[new] is target and new in sys.modules
+
+
+def test_the_registries_are_not_copied_under_old_paths():
+    import importlib
+    import sys
+
+    for name in [m for m in sys.modules if m.startswith("relext.encoders")]:
+        sys.modules.pop(name)
+    with pytest.warns(DeprecationWarning):
+        old = importlib.import_module("relext.encoders")
+    from relext.model.encoders import ENCODERS
+
+    assert old.ENCODERS is ENCODERS

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from wgbstats.design import Design
-from relext.study_counts import StudyCounts
+from relext.evaluation.study_counts import StudyCounts
 from support.propagation_data import BORN_ITEMS, SEEDS, synthetic_bias, synthetic_study
 from wgb.pipeline.answer import analyse
 from wgb.pipeline.propagation import (ENTITY_LEVEL, SEED_LEVEL, Propagation, data_scores, decompose,

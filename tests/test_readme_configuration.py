@@ -31,7 +31,7 @@ results under `$WGB_CACHE` (default `~/.cache/wgb`; `wgb re train --cache-dir` f
 def render() -> str:
     """The whole page."""
     from kge.train import EmbeddingConfig
-    from relext.train import TrainConfig
+    from relext.training.train import TrainConfig
     from wgb.pipeline.config import PROFILES
     from wgbcore.config import fields_markdown, markdown_table
     from wikigenderbias.distant import DistantConfig
@@ -42,7 +42,7 @@ def render() -> str:
     run = markdown_table(["key", *profiles], ([f"`{k}`", *(f"`{PROFILES[p][k]}`" for p in profiles)] for k in keys))
     return (f"{INTRO}\n## `wgb run`\n\n`wgb run --set KEY=VALUE`: the profile's settings (`--profile tiny|quick|full`).\n\n"
             f"{run}\n\n## Extractors: `wgb re train`, `wgb re grid`, `wgb re debias-grid`\n\n"
-            "`wgb re grid --set` and `wgb re debias-grid --set`: fields of `relext.train.TrainConfig` for every\n"
+            "`wgb re grid --set` and `wgb re debias-grid --set`: fields of `relext.training.train.TrainConfig` for every\n"
             "run (also the keys of a `wgb re train --config` file; the commands' own options, such as\n"
             "`--encoder` or `--epochs`, set theirs).\n\n"
             f"{fields_markdown(TrainConfig)}\n\n## Embeddings: `wgb kge train`\n\n"

@@ -88,7 +88,7 @@ def test_grid_report_in_the_browser(tmp_path):
     """The committed 5-seed CNN/PCNN grid, rendered from its results.json."""
     import json
 
-    from relext.report import grid_document
+    from wgbstudies.grid_report import grid_document
 
     src = ROOT / "results" / "re_grid_cnn_pcnn"
     out = _with_plots(src, tmp_path / "grid")
@@ -103,8 +103,8 @@ def test_study_report_in_the_browser(tmp_path):
     """The committed debiasing study, rendered from its results.json: the verdicts come first."""
     import json
 
-    from relext.studies.debias import DebiasStudyConfig
-    from relext.studies.report import study_document
+    from wgbstudies.debias import DebiasStudyConfig
+    from wgbstudies.report import study_document
 
     src = ROOT / "results" / "re_debias" / "study"
     cfg = DebiasStudyConfig(**json.loads((src / "study.json").read_text()))

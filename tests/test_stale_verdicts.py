@@ -1,5 +1,5 @@
 """No stale verdict in the repository (issue #38): every committed claims table re-derived from its
-own numbers under today's rules (relext.studies.recheck), its count files re-hashed, its plan
+own numbers under today's rules (wgbstudies.recheck), its count files re-hashed, its plan
 present, one definition per claim name, and the pages derived from the tables regenerated from
 them. A failure lists each stale file and why; regenerate it (the study's command with
 ``--no-train``, ``scripts/study/crossfit_report.py``), never edit the numbers by hand.
@@ -26,7 +26,7 @@ def _script(name: str):
 def test_no_committed_verdict_is_stale():
     """Each claim's p-value from its value, standard error and t df, the intersection-union and Holm
     p-values, the verdict, the design version and the sha256 of the count files it was made from."""
-    from relext.studies.recheck import committed_tables, recheck_all
+    from wgbstudies.recheck import committed_tables, recheck_all
 
     tables = committed_tables(ROOT)
     assert tables, "no committed claims table found"
@@ -40,8 +40,8 @@ def test_no_committed_verdict_is_stale():
 def test_every_committed_study_has_its_plan():
     """A study folder with a claims table says how its plan was registered (plan.json), and its table
     was made under that plan."""
-    from relext.studies.plan import AFTER, BEFORE, DURING
-    from relext.studies.recheck import committed_tables
+    from wgbstudies.plan import AFTER, BEFORE, DURING
+    from wgbstudies.recheck import committed_tables
 
     missing, bad = [], []
     for path in committed_tables(ROOT):
@@ -63,7 +63,7 @@ def test_one_name_one_definition():
     """A claim name means one thing across every committed table and plan: the same statistic in
     every table, the same canonical definition in every plan (a claim over fewer members than the
     paper's is named by its members)."""
-    from relext.studies.recheck import committed_tables
+    from wgbstudies.recheck import committed_tables
 
     seen: dict[str, tuple[str, str]] = {}
     clash = []

@@ -14,7 +14,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from relext.grid import GridConfig, run_grid, write_summary
+from wgbstudies.grid import GridConfig, run_grid, write_summary
 from support import executor_tasks as T
 from wgb.cli import cli
 
@@ -112,7 +112,7 @@ def test_a_damaged_stored_evaluation_is_named_then_evaluated_again(grid, damage,
     assert json.loads((run / "eval.json").read_text())["scores"] == json.loads(good[0])["scores"]
 
 
-@pytest.mark.parametrize("reader", ["relext.study_counts", "wgbstats.counts"])
+@pytest.mark.parametrize("reader", ["relext.evaluation.study_counts", "wgbstats.counts"])
 def test_a_copied_count_file_is_refused_where_it_is_read(grid, reader):
     """Tour round 3 (a leftover of pattern 3): the count readers read without the hash check."""
     import importlib
@@ -127,7 +127,7 @@ def test_a_copied_count_file_is_refused_where_it_is_read(grid, reader):
 
 
 def test_an_edited_eval_json_is_refused_where_it_is_loaded(grid):
-    from relext.evaluate import load_eval
+    from relext.evaluation.evaluate import load_eval
     from wgbcore.provenance import OutputChanged
 
     path = _edit_eval(grid / "runs" / "cnn-average-seed2")

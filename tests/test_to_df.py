@@ -7,7 +7,7 @@ from support.relext_data import synthetic_predictions
 
 
 def test_eval_result_to_df():
-    from relext.evaluate import evaluate_predictions
+    from relext.evaluation.evaluate import evaluate_predictions
 
     preds = {s: synthetic_predictions(s, n_entities=8, seed=i, gender="mixed" if s == "validation" else None)
              for i, s in enumerate(("validation", "male_test", "female_test"))}
@@ -22,7 +22,7 @@ def test_eval_result_to_df():
     gaps = res.to_df("gaps")
     assert len(gaps) == 2 * 9 and {"variant", "relation", "metric", "gap", "ci_low", "ci_high"} <= set(gaps.columns)
     # a result read back from eval.json gives the same frame
-    from relext.evaluate import EvalResult
+    from relext.evaluation.evaluate import EvalResult
 
     again = EvalResult.from_dict(json.loads(json.dumps(res.to_dict())))
     pd.testing.assert_frame_equal(again.to_df("gaps"), gaps)
@@ -48,8 +48,8 @@ def test_design_estimates_and_verdicts_to_df():
     import numpy as np
 
     from wgbstats.design import Claim, Design, flags, verdicts
-    from relext.study_counts import StudyCounts
-    from relext.score import estimates_df, verdicts_df
+    from relext.evaluation.study_counts import StudyCounts
+    from relext.evaluation.score import estimates_df, verdicts_df
 
     rng = np.random.default_rng(0)
     gender = np.array(["male", "female"] * 10)

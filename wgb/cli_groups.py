@@ -1,5 +1,5 @@
 """The ``--groups`` options of the commands that score many runs (``re grid``, ``re debias-grid``):
-the gender gap per cell of a person-level grouping (:mod:`relext.cell_gaps`), checked before any work."""
+the gender gap per cell of a person-level grouping (:mod:`relext.evaluation.cell_gaps`), checked before any work."""
 from __future__ import annotations
 
 import click
@@ -17,10 +17,10 @@ def group_options(f):
 
 
 def resolve_groups(groups: str | None, era_edges: str, min_cell: int) -> dict | None:
-    """The options as keyword arguments of :func:`relext.cell_gaps.study_groups` (None without --groups)."""
+    """The options as keyword arguments of :func:`relext.evaluation.cell_gaps.study_groups` (None without --groups)."""
     if groups is None:
         return None
-    from relext.cell_gaps import parse_groups
+    from relext.evaluation.cell_gaps import parse_groups
     from wikigenderbias.groups import EraBins
 
     try:
@@ -38,7 +38,7 @@ def write_groups(runs, out, opts: dict | None, **kwargs) -> None:
     """Write the per-cell reports of ``runs`` into ``out/groups`` and say where."""
     if not opts or not runs:
         return
-    from relext.cell_gaps import study_groups
+    from relext.evaluation.cell_gaps import study_groups
 
     try:
         paths = study_groups(runs, out / "groups", **opts, **kwargs)

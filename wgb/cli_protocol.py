@@ -1,12 +1,12 @@
 """The evaluation-protocol options shared by every command that trains or scores many runs:
-``--protocol test|crossfit``, ``--folds K``, ``--fold-seed S`` (see :mod:`relext.crossfit`), and
-the one parser of ``--seeds`` lists (``0,1,2``, ``0-9``, ``0-4,7``) and of lists whose items may
+``--protocol test|crossfit``, ``--folds K``, ``--fold-seed S`` (see :mod:`relext.protocols.crossfit`), and
+the one parser of ``--seeds`` lists (``0,1,2``, ``0-9``, ``0-4,7``) (:func:`wgb.cli_types.parse_seeds`) and of lists whose items may
 carry their own seeds (``none,cda,anonymize+cda@0-4``, ``cnn,pcnn,rnn@0-2``)."""
 from __future__ import annotations
 
 import click
 
-from wgb.cli_types import SEED
+from wgb.cli_types import SEED, parse_seeds  # noqa: F401  (parse_seeds: importable from here too)
 
 
 def protocol_options(f):
@@ -29,7 +29,7 @@ def resolve_folds(protocol: str, folds: int | None) -> int | None:
     refused whatever its value (it would be ignored), and so is ``--fold-seed`` given on the command
     line. Every command with ``--protocol/--folds`` (``re train``, ``re grid``, ``re debias-grid``,
     ``wgb run``) goes through here."""
-    from relext.crossfit import parse_protocol
+    from relext.protocols.crossfit import parse_protocol
 
     if protocol == "test" and folds is not None:
         raise click.BadParameter(f"--folds {folds} applies to --protocol crossfit only (the test protocol "
@@ -43,36 +43,6 @@ def resolve_folds(protocol: str, folds: int | None) -> int | None:
         return parse_protocol(protocol, folds)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--protocol/--folds") from None
-
-
-_SEED_FORMS = "a seed is a whole number >= 0 (7) or a range (0-9)"
-
-
-def parse_seeds(value: str) -> list[int]:
-    """``"0,1,2"``, ``"0-9"`` or a mix (``"0-4,7"``) -> the seeds in the order given. Every
-    item must be a whole number >= 0 or a rising range; the one refused is named: an empty item
-    (``0,,1``), a half range (``1-``), a negative seed (``-1``), a seed named twice (a typo more
-    often than a wish)."""
-    out: list[int] = []
-    items = [v.strip() for v in str(value).split(",")]
-    if items == [""]:
-        raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}")
-    for pos, item in enumerate(items, 1):
-        if not item:
-            raise ValueError(f"item {pos} of {value!r} is empty ({_SEED_FORMS})")
-        lo, sep, hi = item.partition("-")
-        if not lo.strip().isdigit() or (sep and not hi.strip().isdigit()):
-            what = "a negative seed" if item.startswith("-") else "not a seed"
-            raise ValueError(f"{item!r} in {value!r} is {what} ({_SEED_FORMS})")
-        first, last = int(lo), int(hi) if sep else int(lo)
-        if last < first:
-            raise ValueError(f"empty seed range {item!r} in {value!r}")
-        seeds = list(range(first, last + 1))
-        again = [k for k in seeds if k in out]
-        if again:
-            raise ValueError(f"seeds repeat: {again[0]} twice in {value!r}")
-        out += seeds
-    return out
 
 
 def seeds_option(ctx, param, value):

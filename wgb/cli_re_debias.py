@@ -98,7 +98,7 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
     until every planned seed is in), plots and OUT/DONE at the end.
     """
     from relext.debias import STUDY_VARIANTS
-    from relext.studies.debias import QUICK, DebiasStudyConfig, run_study, with_ner
+    from wgbstudies.debias import QUICK, DebiasStudyConfig, run_study, with_ner
 
     group_opts = resolve_groups(groups, era_edges, min_cell)
 
@@ -140,7 +140,7 @@ def debias_grid_cmd(out, variants, seeds, runs_dir, no_train, ner, epochs, quick
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     if group_opts:
-        from relext.studies.debias import study_runs
+        from wgbstudies.debias import study_runs
 
         write_groups(study_runs(config, out), out, group_opts, dataset=train_overrides.get("dataset"),
                      n_resamples=kwargs["n_resamples"], seed=config.bootstrap_seed)
@@ -173,7 +173,7 @@ def embedding_bias_cmd(out, variants, seed, dataset, permutations, overrides):
 
     Writes OUT/embedding_bias.json and OUT/embedding_bias.md.
     """
-    from relext.studies.embedding import embedding_bias_study, word2vec_bias_markdown
+    from wgbstudies.embedding import embedding_bias_study, word2vec_bias_markdown
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
     tr = _overrides(overrides)
@@ -204,7 +204,7 @@ def debias_data_cmd(method, out, dataset, ner, no_names, seed):
     debias.json (what was done: describe() of the debiaser; rows and sha256 of every file), loadable with
     datasets.load_dataset("parquet", data_dir=OUT/data/sentences).
     """
-    from relext.data import load_dataset_dict
+    from relext.protocols.data import load_dataset_dict
     from relext.debias import canonical_name, get_debiaser
     from wgb.errors import hold_lock
     from wgbcore.atomicio import atomic_open, atomic_write_json

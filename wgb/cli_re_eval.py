@@ -28,7 +28,7 @@ def _csv(kind: str):
 
 def _encoders(ctx, param, value):
     """``cnn,pcnn,rnn@0-2``: encoders, each optionally with its own seeds after ``@``."""
-    from relext.encoders import encoder_class
+    from relext.model.encoders import encoder_class
 
     def known(name: str) -> str:
         encoder_class(name)  # an unknown encoder is a ValueError naming the choices
@@ -73,14 +73,14 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
 
     Writes RUN_DIR/predictions/*.jsonl when missing, then RUN_DIR/eval.json and eval.md.
     """
-    from relext.evaluate import evaluate_run
-    from relext.report import eval_markdown
+    from relext.evaluation.evaluate import evaluate_run
+    from relext.evaluation.report import eval_markdown
 
     problem = check_writable(run_dir / "eval.json", directory=False)
     if problem:
         raise click.BadParameter(problem, param_hint="RUN_DIR")
     # cached predictions must come from this run's model.pt, config.json and data (else refused,
-    # or predicted again when only the data changed: relext.evaluate.ensure_predictions)
+    # or predicted again when only the data changed: relext.evaluation.evaluate.ensure_predictions)
     notes: list[str] = []
     try:
         result = evaluate_run(run_dir, threshold_mode=threshold_mode, n_resamples=n_resamples,
@@ -91,7 +91,7 @@ def eval_cmd(run_dir: Path, threshold_mode, n_resamples, confidence, bootstrap_s
         for note in notes:
             click.echo(f"warning: {note}", err=True)
     if plot:
-        from relext.plots import plot_run_gaps
+        from relext.evaluation.plots import plot_run_gaps
 
         plot_run_gaps(result, run_dir / "eval_gaps.png")
     if as_json:
@@ -145,7 +145,7 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
     until every planned seed is in). OUT/results.json and OUT/results.md are rewritten after
     every run, the PNG plots at the end; OUT/timing.json records the time spent.
     """
-    from relext.grid import GridConfig, run_grid
+    from wgbstudies.grid import GridConfig, run_grid
     from wgbcore.config import parse_overrides
 
     group_opts = resolve_groups(groups, era_edges, min_cell)
@@ -178,7 +178,7 @@ def grid_cmd(encoders, selectors, seeds, epochs, overrides, out, threshold_mode,
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
     if group_opts:
-        from relext.grid import design_runs
+        from wgbstudies.grid import design_runs
 
         write_groups(design_runs(config, out), out, group_opts, dataset=train_overrides.get("dataset"),
                      n_resamples=n_resamples or 1000, seed=bootstrap_seed)
@@ -350,7 +350,7 @@ def infer_cmd(run_dir, pretrained, text, head, tail, head_pos, tail_pos, as_json
 @click.option("--groups", default=None, metavar="gender,COLUMN[,COLUMN]",
               help="Also the gender gap per cell of a person-level grouping: gender,era | gender,region | "
               "gender,north_south (several columns: crossed cells); the per-cell table, max - min over cells "
-              "(relext.cell_gaps).")
+              "(relext.evaluation.cell_gaps).")
 @click.option("--era-edges", default="1850,1900,1950", show_default=True,
               help="With --groups ...era: birth-era bin edges (years, increasing).")
 @click.option("--min-cell", type=click.IntRange(min=2), default=30, show_default=True,
@@ -366,15 +366,15 @@ def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha,
     male_test.jsonl and female_test.jsonl (a run's predictions/). Each row: bag_id, entity_id,
     gender, labels and either scores (one per relation, NA first) or predicted (relation names
     or ids). Several runs: intervals of the two-level seed x entity bootstrap and
-    Benjamini-Hochberg flags (relext.design). Format details: relext.score.
+    Benjamini-Hochberg flags (relext.design). Format details: relext.evaluation.score.
 
-    The runs are checked as one study's before anything is scored (relext.run_sets): distinct,
+    The runs are checked as one study's before anything is scored (relext.evaluation.run_sets): distinct,
     complete (every fold), one fold seed, current predictions, valid and agreeing gold labels, no
     bag twice, every test bag of the data (or --allow-subset).
     """
     import json
 
-    from relext.score import score_files
+    from relext.evaluation.score import score_files
     from wgbcore.atomicio import atomic_write_json
 
     if out is not None:
@@ -399,7 +399,7 @@ def score_cmd(predictions, rule, threshold_mode, n_resamples, confidence, alpha,
     if out is not None:
         click.echo(f"wrote {out}", err=True)
     if groups_report is not None and report.groups:
-        from relext.cell_gaps import write_report
+        from relext.evaluation.cell_gaps import write_report
 
         paths = write_report(report.groups, groups_report)
         click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)

@@ -24,8 +24,8 @@ def _list(ctx, param, value):
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A TrainConfig file, YAML (.yaml/.yml) or JSON (a run's config.json works); options given "
               "on the command line override it.")
-@click.option("--encoder", type=RegistryChoice("relext.encoders:ENCODERS"), help="Sentence encoder [default: pcnn].")
-@click.option("--selector", type=RegistryChoice("relext.selectors:SELECTORS"),
+@click.option("--encoder", type=RegistryChoice("relext.model.encoders:ENCODERS"), help="Sentence encoder [default: pcnn].")
+@click.option("--selector", type=RegistryChoice("relext.model.selectors:SELECTORS"),
               help="Bag selector [default: attention].")
 @click.option("--seed", type=SEED, help="Seeds python, numpy and torch [default: 0].")
 @click.option("--epochs", type=click.IntRange(min=1), help="Maximum epochs [default: 10].")
@@ -71,8 +71,8 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
 
     Model selection and early stopping use the validation split only.
     """
-    from relext.predict import write_predictions
-    from relext.train import TrainConfig, train
+    from relext.training.predict import write_predictions
+    from relext.training.train import TrainConfig, train
 
     from wgbcore.config import check_fields, read_config_file
 
@@ -105,7 +105,7 @@ def train_cmd(run_dir: Path, config_file: Path | None, predict: bool, quiet: boo
         for c, _ in plan:
             c.validate()
         if plan[0][0].folds is not None:   # every fold's persons and test splits, before any fold trains
-            from relext.crossfit import check_fold_plans
+            from relext.protocols.crossfit import check_fold_plans
 
             check_fold_plans([plan[0][0]])
         hold_lock(run_dir, "run")  # training and the predictions after it: one writer

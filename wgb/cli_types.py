@@ -12,7 +12,7 @@ line is parsed (exit code 2), before any folder is written.
 - ``RESAMPLES``: bootstrap resamples (``--resamples`` of ``re score``, ``re eval``, ``re grid``,
   ``re debias-grid``), at least 100: a percentile interval of fewer is its extreme draws (one
   resample gave an interval of width 0 that "excluded 0"; ``re score`` already asked for 100).
-- :class:`SeedList` (``SEEDS``): ``--seeds`` through :func:`wgb.cli_protocol.parse_seeds`, which
+- :class:`SeedList` (``SEEDS``): ``--seeds`` through :func:`parse_seeds`, which
   names the exact item it refuses (``0,,1``, ``1-``, ``-1``, a seed twice).
 
 ``--scheduler`` and the executor's other options are checked by
@@ -66,6 +66,37 @@ SEED = click.IntRange(0, 2**32 - 1)
 RESAMPLES = click.IntRange(min=100)
 
 
+_SEED_FORMS = "a seed is a whole number >= 0 (7) or a range (0-9)"
+
+
+def parse_seeds(value: str) -> list[int]:
+    """``"0,1,2"``, ``"0-9"`` or a mix (``"0-4,7"``) -> the seeds in the order given. Every
+    item must be a whole number >= 0 or a rising range; the one refused is named: an empty item
+    (``0,,1``), a half range (``1-``), a negative seed (``-1``), a seed named twice (a typo more
+    often than a wish)."""
+    out: list[int] = []
+    items = [v.strip() for v in str(value).split(",")]
+    if items == [""]:
+        raise ValueError(f"expected seeds such as 0,1,2 or 0-9, got {value!r}")
+    for pos, item in enumerate(items, 1):
+        if not item:
+            raise ValueError(f"item {pos} of {value!r} is empty ({_SEED_FORMS})")
+        lo, sep, hi = item.partition("-")
+        if not lo.strip().isdigit() or (sep and not hi.strip().isdigit()):
+            what = "a negative seed" if item.startswith("-") else "not a seed"
+            raise ValueError(f"{item!r} in {value!r} is {what} ({_SEED_FORMS})")
+        first, last = int(lo), int(hi) if sep else int(lo)
+        if last < first:
+            raise ValueError(f"empty seed range {item!r} in {value!r}")
+        seeds = list(range(first, last + 1))
+        again = [k for k in seeds if k in out]
+        if again:
+            raise ValueError(f"seeds repeat: {again[0]} twice in {value!r}")
+        out += seeds
+    return out
+
+
+
 class SeedList(click.ParamType):
     """``--seeds``: ``0,1,2``, ``0-9`` or ``0-4,7`` -> the list of seeds (see ``parse_seeds``)."""
 
@@ -74,8 +105,6 @@ class SeedList(click.ParamType):
     def convert(self, value: Any, param, ctx) -> Any:
         if isinstance(value, list):
             return value
-        from wgb.cli_protocol import parse_seeds
-
         try:
             return parse_seeds(str(value))
         except ValueError as exc:

@@ -142,7 +142,7 @@ def hold_lock(path: str | os.PathLike, what: str) -> None:
 def refuse_unusable_runs(meta: dict) -> None:
     """After a grid or study: the runs whose stored evaluations could not be used (unreadable, or
     changed since they were written) named on stderr, and a non-zero exit; the next invocation
-    evaluates them again (``relext.grid_exec.eval_current``)."""
+    evaluates them again (``wgbstudies.grid_exec.eval_current``)."""
     bad = meta.get("runs_unreadable") or {}
     if not bad:
         return

@@ -34,7 +34,7 @@ class StudyCounts:
     ``fold`` (int) and ``population`` ("test" / "distant"; default: all "test")); ``labels`` names
     the R classes (class 0 the negative one; None: "0" .. "R-1"), the suffix of every base
     metric's name (:func:`wgbstats.design.base_metrics`). A package above binds its own labels and
-    file reader in a subclass (``relext.study_counts.StudyCounts``: the benchmark's relations)."""
+    file reader in a subclass (``relext.evaluation.study_counts.StudyCounts``: the benchmark's relations)."""
 
     entity_ids: np.ndarray
     gender: np.ndarray

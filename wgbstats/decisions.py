@@ -3,7 +3,7 @@ decisions and score curves (per-class P/R/F1, micro and macro F1, the ranked PR 
 
 Class 0 is the negative class (a relation extractor's NA): thresholds never predict it and micro
 F1 and the PR curve are over the positive classes. Relation extraction binds the class names
-(``relext.decisions.per_relation_prf``) and applies these to prediction files (``relext.evaluate``).
+(``relext.evaluation.decisions.per_relation_prf``) and applies these to prediction files (``relext.evaluation.evaluate``).
 """
 from __future__ import annotations
 

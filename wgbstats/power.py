@@ -3,7 +3,7 @@ effect, the seeds a variance target needs, and the units' part of a statistic's 
 to a population of another size (resampling the units within gender up to that size).
 
 A study's plan (which claims, which populations, its tables) lives with the study (relation
-extraction's: ``relext.studies.power``); the MDE of a verdict at more seeds or more units is
+extraction's: ``wgbstudies.power``); the MDE of a verdict at more seeds or more units is
 :func:`wgbstats.verdicts.power_needs`.
 """
 from __future__ import annotations

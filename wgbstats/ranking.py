@@ -191,13 +191,19 @@ def stability_claim(name: str, x, y, *, k: int, side: str = "high", agreement: s
     """The claim "the top ``k`` units of X recur in Y's" (paired runs): mean agreement above
     ``margin``, direction +1; its verdict (:func:`wgbstats.verdicts.verdicts`) is supported,
     contradicted (agreement below the margin) or undecided. ``extra`` records k, the side, the
-    margin, the chance level k / N and the agreement itself."""
+    margin, the chance level k / N and the agreement itself, its interval cut to the range the
+    agreement can take ([0, 1] for the overlap, [-1, 1] for Spearman's correlation: a t interval over
+    few seeds can reach past it; cutting keeps its coverage, since the true value lies inside), with
+    ``agreement_ci_cut`` saying whether it was cut. The test itself is on the uncut estimate."""
     est = agreement_estimate(x, y, k=k, side=side, agreement=agreement, margin=margin, **kw)
     n = np.shape(x)[1]
     what = (f"share of one run's top {k} ({side}) units also in the paired run's top {k}" if agreement == "overlap"
             else "Spearman correlation of the paired runs' unit scores")
+    lo_bound = 0.0 if agreement == "overlap" else -1.0
+    raw = [v + margin for v in est.ci]
+    cut = [min(max(v, lo_bound), 1.0) for v in raw]
     return Claim(name, f"{what}, minus {margin}", 1, est, source,
                  extra={"k": k, "side": side, "agreement": agreement, "margin": margin, "units": n,
                         "chance": k / n if agreement == "overlap" else 0.0,
                         "agreement_value": est.value + margin,
-                        "agreement_ci": [v + margin for v in est.ci]})
+                        "agreement_ci": cut, "agreement_ci_cut": cut != raw})

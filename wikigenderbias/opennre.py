@@ -7,7 +7,7 @@ evaluation.
 
 Mentions that could not be located (span ``[-1, -1]``; about 9% of the release's rows, at rates
 that differ between female and male articles) follow ``unlocated``, named as in
-:data:`relext.bags.UNLOCATED_POLICIES`:
+:data:`relext.model.bags.UNLOCATED_POLICIES`:
 
 * ``"start"`` (default): every row is written; an unlocated mention gets ``"pos": [0, 0]``, an
   empty span at token 0, i.e. position features relative to the sentence start (the head is the
@@ -34,7 +34,7 @@ from typing import Any
 
 from wikigenderbias.schema import GENDERS, RELATIONS, SPLITS
 
-#: How mentions that were not located are exported (the names of ``relext.bags.UNLOCATED_POLICIES``).
+#: How mentions that were not located are exported (the names of ``relext.model.bags.UNLOCATED_POLICIES``).
 UNLOCATED_POLICIES: tuple[str, ...] = ("start", "skip")
 #: The split pair whose drop rates must match for a gender comparison on the test sets.
 TEST_PAIR: tuple[str, str] = ("male_test", "female_test")

@@ -98,13 +98,15 @@ def item_table(results: Sequence[BiasResult], *, min_count: int = 0, confidence:
 
 def mean_abs_score(results: Sequence[BiasResult], *, n_resamples: int = 2000, seed: int = 0):
     """The mean |score| over the items, with its interval over seeds x items
-    (:func:`wgbstats.ranking.seed_unit_estimate`)."""
+    (:func:`wgbstats.ranking.seed_unit_estimate`), cut at 0."""
     from wgbstats.ranking import seed_unit_estimate
 
     _, x, _ = score_matrix(results)
     a = np.abs(x)
-    return seed_unit_estimate(lambda s, w: (w @ a[s]) / w.sum(axis=1), x.shape[0], x.shape[1],
-                              seeds=[r.seed for r in results], n_resamples=n_resamples, seed=seed)
+    est = seed_unit_estimate(lambda s, w: (w @ a[s]) / w.sum(axis=1), x.shape[0], x.shape[1],
+                             seeds=[r.seed for r in results], n_resamples=n_resamples, seed=seed)
+    est.ci = cut_interval(est.ci, 0.0)     # a mean |score| is >= 0 (cut_interval)
+    return est
 
 
 def stability_claims(results: Iterable[BiasResult], *, k: int = TOP_K, margin: float = MARGIN,
@@ -129,7 +131,8 @@ def stability_claims(results: Iterable[BiasResult], *, k: int = TOP_K, margin: f
                     claims.append(c)
     for v, c in zip(verdicts(claims, alpha=alpha, method="holm"), claims):
         rows.append({"claim": v.claim, "verdict": v.verdict, "agreement": c.extra["agreement_value"],
-                     "ci": c.extra["agreement_ci"], "margin": margin, "chance": c.extra["chance"],
+                     "ci": c.extra["agreement_ci"], "ci_cut": c.extra["agreement_ci_cut"], "margin": margin,
+                     "chance": c.extra["chance"],
                      "p_value": v.p_value, "p_adjusted": v.p_adjusted, "n_seeds": v.n_seeds, "k": k,
                      "side": c.extra["side"], "towards": c.extra["towards"], "models": c.extra["models"],
                      "measure": c.extra["measure"], "units": c.extra["units"], "note": v.note})
@@ -146,7 +149,15 @@ def seed_agreement(results: Sequence[BiasResult], *, k: int = TOP_K, side: str =
     if len(items) <= k:
         return None
     e = agreement_estimate(x, np.roll(x, -1, axis=0), k=k, side=side, n_resamples=n_resamples, seed=seed)
-    return {"agreement": e.value, "ci": e.ci, "n_seeds": len(results), "k": k, "side": side, "units": len(items)}
+    return {"agreement": e.value, "ci": cut_interval(e.ci, 0.0, 1.0), "n_seeds": len(results), "k": k, "side": side,
+            "units": len(items)}
+
+
+def cut_interval(ci, low: float, high: float = float("inf")) -> list[float]:
+    """An interval cut to the range its statistic can take (an overlap in [0, 1], a mean |score| >= 0):
+    a t interval over few seeds can reach past it; the true value lies inside, so cutting keeps the
+    coverage."""
+    return [min(max(float(v), low), high) for v in ci]
 
 
 def summarize(results: Iterable[BiasResult], *, k: int = TOP_K, min_count: int = 0, margin: float = MARGIN,

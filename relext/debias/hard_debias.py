@@ -45,7 +45,7 @@ class HardDebias:
     gender_specific: frozenset[str] | None = None
     restore_norms: bool = False
     #: keep the debiased word embeddings fixed while the extractor trains (otherwise training
-    #: moves them and the gender direction can return); read by :func:`relext.train.train`
+    #: moves them and the gender direction can return); read by :func:`relext.training.train.train`
     freeze: bool = False
     name: str = field(default="hard_debias", init=False)
 

@@ -14,7 +14,7 @@ Like OpenNRE's ``opennre.get_model(...)`` + ``model.infer(...)``::
 Each model is a folder ``relext/pretrained/<name>/`` shaped like a run directory
 (``config.json``, ``vocab.json.gz``, ``model.safetensors``, ``metrics.json``, ``eval.json``,
 ``PROVENANCE.md``, ``SHA256SUMS``): :func:`path` gives it, and everything that takes a run
-directory (``relext.predict.load_trained`` / ``predict_split``, ``relext.extract``,
+directory (``relext.training.predict.load_trained`` / ``predict_split``, ``relext.extract``,
 ``wgb re extract``) takes it too. :func:`load` checks ``SHA256SUMS`` first.
 
 Items follow OpenNRE's ``infer`` input:
@@ -94,8 +94,8 @@ class Extractor:
     """A trained bag-level extractor in memory: OpenNRE-style ``infer`` on raw sentences."""
 
     path: Path
-    config: Any            # relext.train.ExtractorConfig
-    vocab: Any             # relext.vocab.Vocab
+    config: Any            # relext.training.train.ExtractorConfig
+    vocab: Any             # relext.model.vocab.Vocab
     model: Any             # relext.model.BagModel, eval mode
     name: str | None = None
 
@@ -105,7 +105,7 @@ class Extractor:
     def from_dir(cls, run_dir: str | os.PathLike, *, name: str | None = None, verify: bool = True) -> "Extractor":
         """Any trained run directory, or a shipped model's folder (:func:`path`); a folder with a
         ``SHA256SUMS`` is checked against it (``verify``)."""
-        from relext.predict import load_trained
+        from relext.training.predict import load_trained
 
         cfg, vocab, model = load_trained(run_dir, verify=verify)
         return cls(Path(run_dir), cfg, vocab, model, name=name)
@@ -142,10 +142,10 @@ class Extractor:
         attention selector relation r's score comes from the bag attended with r's query. A
         sentence without its head or tail is refused, or (``unmentioned="skip"``) left out and
         named in ``skipped``; a bag left empty has a row of NaN."""
-        from relext.bags import evaluation_bags
-        from relext.data import PreparedSplit
-        from relext.encoders import featurize
-        from relext.train import featurize_options, predict_proba
+        from relext.model.bags import evaluation_bags
+        from relext.protocols.data import PreparedSplit
+        from relext.model.encoders import featurize
+        from relext.training.train import featurize_options, predict_proba
 
         bags = [list(b) for b in bags]
         rows, kept = _split_rows(bags, unmentioned=unmentioned, skipped=skipped)
@@ -160,10 +160,10 @@ class Extractor:
         out[kept] = predict_proba(self.model, prepared, batch_size or self.config.eval_batch_size)
         return out
 
-    # ---- benchmark splits and files (through relext.predict / relext.extract) -------------
+    # ---- benchmark splits and files (through relext.training.predict / relext.extract) -------------
     def predict_split(self, split: str, *, dataset=None) -> list[dict]:
-        """Prediction rows of a benchmark split (``relext.predict.predict_split``), in memory."""
-        from relext.predict import predict_split
+        """Prediction rows of a benchmark split (``relext.training.predict.predict_split``), in memory."""
+        from relext.training.predict import predict_split
 
         return predict_split(self.path, split, dataset=dataset)
 
@@ -253,10 +253,10 @@ UNMENTIONED = ("refuse", "skip")
 
 
 def _split_rows(bags: list[list[Mapping[str, Any]]], *, unmentioned: str = "refuse", skipped: list | None = None):
-    """(:class:`relext.bags.SplitRows` with one entity id per kept bag (relation unknown: NA), the
+    """(:class:`relext.model.bags.SplitRows` with one entity id per kept bag (relation unknown: NA), the
     indices of the kept bags). Sentences that do not mention their head or tail are refused or
     skipped (``unmentioned``); a bag without sentences left is not kept."""
-    from relext.bags import SplitRows
+    from relext.model.bags import SplitRows
     from wikigenderbias.spans import locate
 
     if unmentioned not in UNMENTIONED:

@@ -3,7 +3,7 @@
 # debiasing study, trained into the committed run store results/re_crossfit/debias/runs with the
 # project's own command (`wgb re debias-grid`, local process executor, 15 workers x 1 torch thread,
 # device cpu: the configs the committed fold runs have, seed apart). One invocation, in priority
-# order (seed-major, as `relext.grid.GridConfig.runs` orders it): duplicate and hard_debias seeds
+# order (seed-major, as `wgbstudies.grid.GridConfig.runs` orders it): duplicate and hard_debias seeds
 # 5-9 (50 fold runs); then none seed 10 folds 2-4 and cda seed 10; then none and cda seeds 11-14
 # (the none+cda seeds study, results/re_crossfit/debias_seeds). Its study folder is scratch
 # ($SCRATCH): aggregation happens later, here, with the committed commands.
@@ -77,7 +77,7 @@ prepare() {
   if [ "${NER:-0}" = 1 ] && ! ls .devcache/spacy/*.jsonl.xz >/dev/null 2>&1; then
     rm -rf "$ner" && mkdir -p "$ner" .devcache/spacy
     WGB_CACHE=$ner HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 OMP_NUM_THREADS=1 "$py" -c "
-from relext.data import load_dataset_dict
+from relext.protocols.data import load_dataset_dict
 from relext.debias.anonymize import Anonymize
 a = Anonymize(progress=False); a.transform_dataset(load_dataset_dict(None)); print(a.describe())"
     for f in "$ner"/spacy/*.jsonl; do xz -9 -c "$f" > ".devcache/spacy/$(basename "$f").xz"; done
@@ -228,7 +228,7 @@ try:
     rec["torch_threads"], rec["cuda"] = torch.get_num_threads(), torch.cuda.is_available()
     from gensim.models import Word2Vec
     Word2Vec([["a", "b", "c"]] * 20, vector_size=8, min_count=1, workers=1, epochs=1)
-    from relext.data import load_dataset_dict
+    from relext.protocols.data import load_dataset_dict
     ds = load_dataset_dict(None)
     rec["rows"] = {k: len(v) for k, v in ds.items()}
 except Exception as exc:  # noqa: BLE001
@@ -271,7 +271,7 @@ PY
   # the committed runs' CNN/PCNN convolution, named where this wgb has the field (a new default
   # must not slip into the study's new seeds)
   local pin=()
-  python3 -c "import dataclasses, sys; from relext.config import ExtractorConfig as C; sys.exit(0 if 'conv_impl' in
+  python3 -c "import dataclasses, sys; from relext.training.config import ExtractorConfig as C; sys.exit(0 if 'conv_impl' in
     {f.name for f in dataclasses.fields(C)} else 1)" 2>/dev/null && pin=(--set conv_impl=dense)
   echo "[+$(el)s] $(wc -l < "$SCRATCH/preexisting.txt") finished fold runs in $RUNS_DIR before this call; starting the grid: $VARIANTS, seeds $SEEDS ${pin[*]}"
   # a process group of its own (setsid in Python: no fork, so $! is the group's id)

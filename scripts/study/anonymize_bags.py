@@ -65,7 +65,7 @@ def main() -> int:
     from relext.debias.anonymize import Anonymize
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
-    from relext.crossfit import FoldSpec, fold_view
+    from relext.protocols.crossfit import FoldSpec, fold_view
 
     ds = wikigenderbias.load()
     tr = Anonymize(progress=False)

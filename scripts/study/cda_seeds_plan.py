@@ -59,7 +59,7 @@ def mde_at(parts: dict, n0: int, s: float, level: float) -> float:
 
 def plan() -> dict:
     from wgbstats.verdicts import variance_parts
-    from relext.studies.claims import claim_specs, design_for_runs
+    from wgbstudies.claims import claim_specs, design_for_runs
 
     t0, load = time.perf_counter(), [round(x, 2) for x in os.getloadavg()]
     study = json.loads((ROOT / STUDY).read_text())["design_report"]["populations"]["all"]["claims"]

@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def main(argv=None) -> None:
-    from relext.crossfit import FoldSpec, plan_for
-    from relext.data import load_dataset_dict
+    from relext.protocols.crossfit import FoldSpec, plan_for
+    from relext.protocols.data import load_dataset_dict
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
     ap = argparse.ArgumentParser(description=__doc__)

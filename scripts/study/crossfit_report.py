@@ -88,7 +88,7 @@ def protocols(test: dict, cross: dict | None, *, test_src: str = TEST, cross_src
 
 
 def _cell(r: dict, plan: dict | None = None) -> str:
-    from relext.studies.claims import verdict_text
+    from wgbstudies.claims import verdict_text
 
     if not r:
         return "-"
@@ -99,7 +99,7 @@ def _cell(r: dict, plan: dict | None = None) -> str:
 
 def _levels(p: dict) -> str:
     lv = [r[k]["ci_level"] for r in p["rows"] for k in r if isinstance(r[k], dict) and r[k].get("ci_level")]
-    from relext.studies.claims import level_text  # 0.99958 -> "99.958%", never a rounded "100.0%"
+    from wgbstudies.claims import level_text  # 0.99958 -> "99.958%", never a rounded "100.0%"
 
     return f"{level_text(min(lv))}-{level_text(max(lv))}" if lv else "95%"
 
@@ -117,7 +117,7 @@ def _runs(cf: dict) -> str:
 
 def _status(p: dict) -> str:
     """The look of each protocol's study against its plan, when not a pre-registered final one."""
-    from relext.studies.plan import label_of
+    from wgbstudies.plan import label_of
 
     said = []
     for key, name in (("test_protocol", "test protocol"), ("crossfit", "cross-fitted")):
@@ -199,8 +199,8 @@ def plan_markdown(pv: dict) -> str:
 def label_noise_gaps(runs_dir: Path, variants: list[str], seeds: list[int], folds: int) -> dict:
     """Spouse gap with / without the no-marriage-word bags, per variant, over the seeds whose every
     fold has predictions here, for both populations."""
-    from relext.score import read_prediction_set
-    from relext.studies import label_noise as ln
+    from relext.evaluation.score import read_prediction_set
+    from wgbstudies import label_noise as ln
 
     ev = ln.spouse_evidence()
     out = {}
@@ -281,7 +281,7 @@ def seeds_study(res: dict, main: dict | None, src: str = SEEDS_STUDY, main_src: 
     """The none + cda seeds study as it stands, beside the 13-claim study's verdict of each claim
     (all persons). Its family is its own (Holm over its claims), chosen after the 5-seed study, and
     its plan (``plan.json``) fixes 36 seeds: until they are in, every claim is "interim: not decided"."""
-    from relext.studies.plan import label_of
+    from wgbstudies.plan import label_of
 
     dr = res["design_report"]
     seeds = dr["design"]["seeds"]

@@ -8,7 +8,7 @@ anonymize, duplicate or hard_debias at seeds 5-9 -- but after none and cda seeds
 read in the none+cda seeds study, so the 10-seed verdicts are exploratory (registered "after some of
 its runs"); the 5-seed study stays the one registered before its claims could be estimated:
 
-* claims and family: the study's 13 claims (`relext.studies.claims.claim_specs` over the five arms;
+* claims and family: the study's 13 claims (`wgbstudies.claims.claim_specs` over the five arms;
   their definitions hashed below), Holm over the 13 at alpha 0.05, intersection-union tests for
   claims over several variants, both populations reported (all persons; the annotated test persons);
 * seeds and folds: seeds 0-9 of every arm x 5 folds = 250 fold runs (fold seed 0);
@@ -43,10 +43,10 @@ ALPHA, M_CLAIMS = 0.05, 13
 
 def plan() -> dict:
     from wgbstats.design import DESIGN_VERSION, Design
-    from relext.study_counts import StudyCounts
+    from relext.evaluation.study_counts import StudyCounts
     from wgbstats.verdicts import mde_at_seeds, variance_parts
-    from relext.studies.claims import claim_specs, population_views
-    from relext.studies.plan import claims_sha256
+    from wgbstudies.claims import claim_specs, population_views
+    from wgbstudies.plan import claims_sha256
 
     t0, load = time.perf_counter(), [round(x, 2) for x in os.getloadavg()]
     runs = {}

@@ -42,7 +42,7 @@ def planned_runs(runs_dir: Path) -> dict[tuple[str, int], list[Path]]:
 
 
 def main() -> int:
-    from relext.studies.claims import grid_design_report
+    from wgbstudies.claims import grid_design_report
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
     from wgbcore.provenance import provenance
 

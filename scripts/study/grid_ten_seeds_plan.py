@@ -7,7 +7,7 @@ and its verdicts at those seeds were read. This plan is written from those commi
 before any run at the new seeds; because the 5- and 3-seed verdicts were read, the verdicts at the
 planned seeds are a second look and are registered as exploratory:
 
-* claims and family: the grid's claims (`relext.studies.claims.grid_claim_specs` over the eight
+* claims and family: the grid's claims (`wgbstudies.claims.grid_claim_specs` over the eight
   combinations; their definitions hashed below), Holm over all of them at alpha 0.05,
   intersection-union tests for claims over several members, both populations reported (all
   persons; the annotated test persons);
@@ -60,8 +60,8 @@ def _planned_seeds(variants) -> int:
 
 
 def plan() -> dict:
-    from relext.studies.claims import design_for_runs, grid_claim_specs, population_views
-    from relext.studies.plan import claims_sha256
+    from wgbstudies.claims import design_for_runs, grid_claim_specs, population_views
+    from wgbstudies.plan import claims_sha256
     from wgbstats.design import DESIGN_VERSION
     from wgbstats.verdicts import mde_at_seeds, variance_parts
 

@@ -52,7 +52,7 @@ OUT = ROOT / "results/groups"
 #: What was seen before this plan was written (said, not hidden).
 HISTORY = ("The claims are the ones issue #41 and its task brief name (the spouse / birthPlace / hypernym / birthDate F1 "
            "gap within each era and region, pre-1900 vs from 1950, North vs South, max - min over eras and over "
-           "regions), fixed before any estimate. Before this plan was written, the code (relext.cell_gaps) was "
+           "regions), fixed before any estimate. Before this plan was written, the code (relext.evaluation.cell_gaps) was "
            "smoke-tested once on these runs by era (edges 1900, 1950; both populations; 500 resamples), so the era "
            "estimates had been seen; the region and North/South estimates had not. Nothing in this plan was changed "
            "after that smoke test except this note.")
@@ -100,7 +100,7 @@ def claims() -> list[dict]:
 def power(data, labels, order) -> dict:
     """Per population: persons per cell and gender, judged or not, and the MDE (80% power at the
     family's first Holm level) now and its floor, per judged cell and metric, from variances only."""
-    from relext.cell_gaps import UNKNOWN, _views
+    from relext.evaluation.cell_gaps import UNKNOWN, _views
     from wgbstats.cells import CellDesign
     from wgbstats.verdicts import mde_at_seeds, variance_parts, z_total
 
@@ -127,8 +127,8 @@ def power(data, labels, order) -> dict:
 
 
 def plan() -> dict:
-    from relext.cell_gaps import cell_labels
-    from relext.study_counts import StudyCounts
+    from relext.evaluation.cell_gaps import cell_labels
+    from relext.evaluation.study_counts import StudyCounts
     from wgbstats.design import DESIGN_VERSION
     from wikigenderbias.groups import EraBins
 

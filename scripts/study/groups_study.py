@@ -4,7 +4,7 @@
 Refuses to run when the plan is missing, its claims differ from their recorded hash, or a run's
 ``entity_counts.npz`` differs from the sha256 the plan recorded. Reads the none arm's cross-fitted
 fold runs (not retrained, not modified) and writes, per grouping (era, region, north_south) and
-population (test, all; side by side), the per-cell table of :mod:`relext.cell_gaps` with the plan's
+population (test, all; side by side), the per-cell table of :mod:`relext.evaluation.cell_gaps` with the plan's
 interactions and ranges, the study's claims table, the HTML report with one plot per grouping:
 
     python scripts/study/groups_study.py   # -> results/groups/study/{results.json,results.md,report.html,*.png}
@@ -82,7 +82,7 @@ def decided_rows(rows: list[dict]) -> list[dict]:
 
 
 def report(results: dict, plan: dict, plots: dict[str, str]):
-    from relext.cell_gaps import add_section
+    from relext.evaluation.cell_gaps import add_section
     from wgbcore.render import Document
 
     doc = Document("Intersectional gender gaps: gender x birth era, gender x birthplace region")
@@ -111,7 +111,7 @@ def report(results: dict, plan: dict, plots: dict[str, str]):
 
 def cannot_decide(results: dict) -> list[str]:
     """From the results: cells under the minimum, and the floors below which no seed count decides."""
-    from relext.cell_gaps import UNKNOWN
+    from relext.evaluation.cell_gaps import UNKNOWN
 
     out = []
     for g, rep in results["groupings"].items():
@@ -132,8 +132,8 @@ def cannot_decide(results: dict) -> list[str]:
 
 
 def main() -> None:
-    from relext.cell_gaps import cell_labels, cell_report, plot
-    from relext.study_counts import StudyCounts
+    from relext.evaluation.cell_gaps import cell_labels, cell_report, plot
+    from relext.evaluation.study_counts import StudyCounts
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
     from wikigenderbias.groups import EraBins
 

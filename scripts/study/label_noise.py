@@ -5,7 +5,7 @@ committed prediction set under ``results/`` (a folder with ``male_test.jsonl`` +
 
     python scripts/study/label_noise.py        # -> results/re_crossfit/label_noise.{json,md}
 
-Word lists and method: :mod:`relext.studies.label_noise`.
+Word lists and method: :mod:`wgbstudies.label_noise`.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def prediction_sets(root: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from relext.studies import label_noise as ln
+    from wgbstudies import label_noise as ln
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
     from wgbcore.provenance import provenance
 

@@ -7,9 +7,9 @@ person-level cross-fitting (5 folds, 3 / 5 / 10 seeds), from the committed per-e
 
 The docs page's blocks ``<!-- BEGIN generated:power-plan -->`` and ``<!-- BEGIN
 generated:label-noise -->`` are rewritten from ``plan.json`` and ``label_noise.json``
-(:func:`relext.studies.power.plan_markdown`, :func:`relext.studies.label_noise.label_noise_markdown`).
+(:func:`wgbstudies.power.plan_markdown`, :func:`wgbstudies.label_noise.label_noise_markdown`).
 
-Method and assumptions: :mod:`relext.studies.power`.
+Method and assumptions: :mod:`wgbstudies.power`.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def docs_blocks(out: Path) -> dict[str, str]:
     """The generated blocks of the docs page, from the committed plan and label-noise results."""
     import json
 
-    from relext.studies import label_noise, power
+    from wgbstudies import label_noise, power
 
     blocks = {"power-plan": power.plan_markdown(json.loads((out / "plan.json").read_text()))}
     if (out / "label_noise.json").is_file():
@@ -75,9 +75,9 @@ def write_docs(out: Path, page: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from relext.study_counts import StudyCounts
-    from relext.studies import power
-    from relext.studies.claims import claim_specs, grid_claim_specs
+    from relext.evaluation.study_counts import StudyCounts
+    from wgbstudies import power
+    from wgbstudies.claims import claim_specs, grid_claim_specs
     from wgbcore.atomicio import atomic_write_json
     from wgbcore.provenance import provenance
 

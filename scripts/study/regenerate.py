@@ -27,8 +27,8 @@ STUDIES = ("results/re_debias/study", "results/re_grid_cnn_pcnn", "results/re_cr
 
 
 def regenerate(folder: str | Path, *, plots: bool = True) -> dict:
-    from relext.grid import GridConfig, run_grid
-    from relext.studies.debias import DebiasStudyConfig, run_study
+    from wgbstudies.grid import GridConfig, run_grid
+    from wgbstudies.debias import DebiasStudyConfig, run_study
 
     out = Path(folder)
     if (out / "study.json").is_file():

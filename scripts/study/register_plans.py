@@ -1,5 +1,5 @@
 """Retrospective ``plan.json`` of the committed studies (issue #38): their plans, as
-:mod:`relext.studies.plan` builds them from each study's config, with the facts of when their
+:mod:`wgbstudies.plan` builds them from each study's config, with the facts of when their
 claims, families and seeds were fixed, from git and the studies' ``timing.json``.
 
 A study run from now on writes its own ``plan.json`` before its first run (``wgb re grid``,
@@ -108,9 +108,9 @@ STUDIES: dict[str, dict] = {
 
 
 def build(folder: str, spec: dict) -> dict:
-    from relext.grid import GridConfig
-    from relext.studies.debias import DebiasStudyConfig
-    from relext.studies.plan import grid_plan, study_plan
+    from wgbstudies.grid import GridConfig
+    from wgbstudies.debias import DebiasStudyConfig
+    from wgbstudies.plan import grid_plan, study_plan
 
     out = ROOT / folder
     if spec["kind"] == "debias":
@@ -129,7 +129,7 @@ def build(folder: str, spec: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    from relext.studies.plan import PLAN_FILE, first_difference, read_plan
+    from wgbstudies.plan import PLAN_FILE, first_difference, read_plan
     from wgbcore.atomicio import atomic_write_json
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from round3_cases import (P1, P2, P3, Case, cfg_file, crossfit_re, edit_json, edit_lines, files, no, out_has,
+from round3_kit import (same_results, P1, P2, P3, Case, cfg_file, crossfit_re, edit_json, edit_lines, files, no, out_has,
                           score_json, small_re, write)
 
 
@@ -271,16 +271,6 @@ def _grid_not_999(fx, w, o):
     return "silently wrong: the edited 0.999 reached results.json" if "0.999" in text else None
 
 
-def same_results(a_path: Path, b_path: Path) -> bool:
-    """Two results.json with the same numbers: timing and the hashes of the input files (an
-    evaluation written again has new bytes: its time) left out."""
-    def numbers(d):   # times, loads, dates, thread counts and input hashes: not results
-        if isinstance(d, dict):
-            return {k: numbers(v) for k, v in d.items() if k not in ("timing", "inputs", "loadavg", "registered_at",
-                                                                     "threads") and not k.endswith("_seconds")}
-        return [numbers(v) for v in d] if isinstance(d, list) else d
-    a, b = (numbers(json.loads(p.read_text())) for p in (a_path, b_path))
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def _results_equal_fixture(fx, w, o):

@@ -6,9 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from round3_cases import (N, P4, P5, Case, cfg_file, crossfit_re, files, hold_lock, loop, no, out_has, small_re,
+from round3_kit import (N, P4, P5, Case, cfg_file, crossfit_re, files, hold_lock, loop, no, out_has, small_re,
                           write)
-from round3_cases_a import same_results
+from round3_kit import same_results
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from support.relext_data import tiny_dataset
-from relext.bags import (SplitRows, check_dataset, evaluation_bags, keep_window, training_bags,
+from relext.model.bags import (SplitRows, check_dataset, evaluation_bags, keep_window, training_bags,
                          word_features)
-from relext.vocab import Vocab
+from relext.model.vocab import Vocab
 
 
 @pytest.fixture(scope="module")

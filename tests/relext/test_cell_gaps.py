@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from relext.cell_gaps import cell_labels, cell_report, markdown, parse_groups, write_report
-from relext.study_counts import StudyCounts
+from relext.evaluation.cell_gaps import cell_labels, cell_report, markdown, parse_groups, write_report
+from relext.evaluation.study_counts import StudyCounts
 from wgb.cli import cli
 from wikigenderbias.groups import EraBins, attribute_table
 
@@ -121,7 +121,7 @@ def test_write_report_files(tmp_path):
 
 def test_study_groups_of_committed_fold_runs(tmp_path):
     """re grid / re debias-grid --groups: the per-cell report of a study's finished runs (read only)."""
-    from relext.cell_gaps import study_groups
+    from relext.evaluation.cell_gaps import study_groups
 
     root = Path(__file__).resolve().parents[2] / "results/re_crossfit/debias/runs"
     runs = {("none", s): [root / f"none-attention-seed{s}-fold{k}" for k in range(5)] for s in range(3)}

@@ -64,7 +64,7 @@ def test_extract_needs_split_or_text(tmp_path):
 
 
 def test_grid_command_uses_the_library(tmp_path, monkeypatch):
-    import relext.grid as grid
+    import wgbstudies.grid as grid
 
     calls = []
 
@@ -87,7 +87,7 @@ def test_grid_command_uses_the_library(tmp_path, monkeypatch):
 
 def test_grid_encoders_may_carry_their_own_seeds(tmp_path, monkeypatch):
     """`--encoders cnn,pcnn@1`: cnn at every --seeds, pcnn at seed 1 only; cnn's seeds first."""
-    import relext.grid as grid
+    import wgbstudies.grid as grid
 
     calls = []
 
@@ -110,7 +110,7 @@ def test_grid_encoders_may_carry_their_own_seeds(tmp_path, monkeypatch):
 
 
 def test_seed_list_is_the_form_seeds_take():
-    from relext.report import seed_list
+    from wgbstudies.grid_report import seed_list
 
     assert seed_list([4, 0, 1, 2]) == "0-2, 4" and seed_list([3]) == "3" and seed_list([]) == "none"
 
@@ -118,7 +118,7 @@ def test_seed_list_is_the_form_seeds_take():
 def test_a_grid_stopped_early_has_verdicts_for_the_seeds_it_finished(tmp_path, monkeypatch):
     """The summary written after a run that completes a seed carries the design report (before,
     only the last write did: a long grid stopped early had none)."""
-    import relext.grid as grid
+    import wgbstudies.grid as grid
 
     seen = []
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from relext.bags import word_features
-from relext.encoders import get_encoder
-from relext.encoders.conv_gather import PackedPiecewiseMax, _consecutive, packed_tokens
-from relext.encoders.cnn import piecewise_max
-from relext.train import TrainConfig, train
-from relext.vocab import Vocab
+from relext.model.bags import word_features
+from relext.model.encoders import get_encoder
+from relext.model.encoders.conv_gather import PackedPiecewiseMax, _consecutive, packed_tokens
+from relext.model.encoders.cnn import piecewise_max
+from relext.training.train import TrainConfig, train
+from relext.model.vocab import Vocab
 from support.relext_data import tiny_dataset
 
 WORDS = "alice bob married was born in paris a singer the of and to".split()
@@ -238,8 +238,8 @@ def test_gather_runs_are_recorded_deterministic_and_never_mixed(tmp_path, ds):
 def test_gather_run_predicts_with_its_own_path(tmp_path, ds):
     """predict rebuilds the model from the run's record: a gather run's predictions come from the
     gather path (the same scores as a dense model with its weights, to float rounding)."""
-    from relext.predict import predict_split
-    from relext.train import model_from_config
+    from relext.training.predict import predict_split
+    from relext.training.train import model_from_config
 
     out = train(_small(tmp_path, conv_impl="gather", epochs=1), tmp_path / "g", dataset=ds, progress=False)
     preds = predict_split(out, "validation", dataset=ds)

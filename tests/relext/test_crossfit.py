@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from datasets import Dataset, DatasetDict
 
-from relext.crossfit import FoldPlan, FoldSpec, fold_view, parse_protocol, persons
+from relext.protocols.crossfit import FoldPlan, FoldSpec, fold_view, parse_protocol, persons
 from support.debias_data import scrambled_labels
 from support.relext_data import tiny_dataset
 from wikigenderbias.schema import SPLITS
@@ -103,7 +103,7 @@ def test_a_person_in_two_splits_is_refused():
 
 
 def test_extractor_config_fold_fields():
-    from relext.train import ExtractorConfig
+    from relext.training.train import ExtractorConfig
 
     base = ExtractorConfig()
     assert "folds" not in base.identity()          # test-protocol runs keep their old identity
@@ -154,9 +154,9 @@ def test_cda_changes_only_the_fold_training_part():
 # Fold runs end to end: train, predict, evaluate, per-entity counts with fold and population
 # --------------------------------------------------------------------------------------------
 def test_fold_runs_predict_every_person_once(tmp_path):
-    from relext.evaluate import evaluate_run
-    from relext.metrics import read_entity_counts
-    from relext.train import ExtractorConfig, train
+    from relext.evaluation.evaluate import evaluate_run
+    from relext.evaluation.metrics import read_entity_counts
+    from relext.training.train import ExtractorConfig, train
 
     ds = _big(n_train=24, n_eval=6)
     folds = 3

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from relext.crossfit import FoldSpec, check_fold_plans, check_plan
+from relext.protocols.crossfit import FoldSpec, check_fold_plans, check_plan
 from support.fold_plans import benchmark_folder, persons_dataset
 from wgb.cli import cli
 

@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from relext.embeddings import Word2VecParams, corpus_key, embedding_matrix, train_word2vec
-from relext.vocab import PAD_ID, UNK_ID, Vocab
+from relext.model.embeddings import Word2VecParams, corpus_key, embedding_matrix, train_word2vec
+from relext.model.vocab import PAD_ID, UNK_ID, Vocab
 
 CORPUS = [["Alice", "married", "Bob", "in", "Paris", "."], ["Bob", "was", "born", "in", "Paris", "."],
           ["Alice", "was", "a", "singer", "."]] * 5

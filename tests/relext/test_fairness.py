@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from relext.evaluate import PredictionTable, argmax_decisions
+from relext.evaluation.evaluate import PredictionTable, argmax_decisions
 from support.relext_data import synthetic_predictions
-from relext.fairness import (
+from relext.evaluation.fairness import (
     bootstrap_counts,
     by_gender,
     entity_counts,

@@ -4,11 +4,11 @@ import itertools
 import pytest
 import torch
 
-from relext.bags import word_features
-from relext.encoders import ENCODERS
-from relext.model import build_model
-from relext.selectors import SELECTORS
-from relext.vocab import Vocab
+from relext.model.bags import word_features
+from relext.model.encoders import ENCODERS
+from relext.model.bag_model import build_model
+from relext.model.selectors import SELECTORS
+from relext.model.vocab import Vocab
 import numpy as np
 
 VOCAB = Vocab.from_words("alice bob married paris born in".split())

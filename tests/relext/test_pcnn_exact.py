@@ -8,8 +8,8 @@ differ here)."""
 import pytest
 import torch
 
-import relext.encoders.cnn as cnn
-from relext.train import TrainConfig, train
+import relext.model.encoders.cnn as cnn
+from relext.training.train import TrainConfig, train
 from support.relext_data import tiny_dataset
 
 

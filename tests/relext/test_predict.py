@@ -4,9 +4,9 @@ import json
 import pytest
 import torch
 
-from relext.predict import load_trained, predict_split, write_predictions
+from relext.training.predict import load_trained, predict_split, write_predictions
 from support.relext_data import tiny_dataset
-from relext.train import TrainConfig, train
+from relext.training.train import TrainConfig, train
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ class _Exploit:
 def test_crafted_files_are_refused_without_running_code(tmp_path, which):
     import torch
 
-    from relext.train import load_torch_file
+    from relext.training.train import load_torch_file
 
     marker = tmp_path / "pwned"
     bad = tmp_path / f"{which}.pt"

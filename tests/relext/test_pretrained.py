@@ -10,8 +10,8 @@ import torch
 from click.testing import CliRunner
 
 from relext import pretrained
-from relext.evaluate import PredictionTable, argmax_decisions, micro_f1
-from relext.predict import load_trained, predict_split
+from relext.evaluation.evaluate import PredictionTable, argmax_decisions, micro_f1
+from relext.training.predict import load_trained, predict_split
 
 NAME = "pcnn-attention"
 # three real male_test rows (two spouse, one birthPlace) with both mentions located
@@ -33,16 +33,16 @@ def male_test():
 @pytest.fixture
 def offline(monkeypatch):
     """No network, no training: connecting anywhere or training anything fails the test."""
-    import relext.embeddings
-    import relext.train
+    import relext.model.embeddings
+    import relext.training.train
 
     def refuse(*args, **kwargs):
         raise AssertionError("network or training used")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(relext.train, "train_extractor", refuse)
-    monkeypatch.setattr(relext.embeddings, "train_word2vec", refuse)
+    monkeypatch.setattr(relext.training.train, "train_extractor", refuse)
+    monkeypatch.setattr(relext.model.embeddings, "train_word2vec", refuse)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 
@@ -116,7 +116,7 @@ def test_infer_on_real_benchmark_sentences(model, male_test):
 
 
 def test_infer_bags_scores_equal_predict_split(model, male_test):
-    """Bags built from OpenNRE items score exactly as the benchmark path (relext.predict)."""
+    """Bags built from OpenNRE items score exactly as the benchmark path (relext.training.predict)."""
     rows = predict_split(pretrained.path(NAME), "male_test", dataset={"male_test": male_test})[:25]
     # a sentence can serve several pairs (with other spans): key by sentence and pair
     by_key = {(r["sentence_id"], r["head"], r["tail"]): r for r in male_test.select(range(200))}
@@ -235,7 +235,7 @@ def test_truncated_model_file_is_refused(tmp_path):
 def test_crafted_model_files_are_refused(tmp_path):
     from safetensors.torch import save_file
 
-    from relext.predict import _read_safetensors
+    from relext.training.predict import _read_safetensors
 
     dst = _copy(tmp_path)
     good = _read_safetensors(dst / "model.safetensors")

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from relext.bags import word_features
-from relext.model import build_model
-from relext.vocab import Vocab
+from relext.model.bags import word_features
+from relext.model.bag_model import build_model
+from relext.model.vocab import Vocab
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("re_floor_counts", ROOT / "benchmarks" / "re_floor_counts.py")

@@ -1,11 +1,11 @@
-"""The fused RNN path (relext.encoders.rnn) against torch's nn.GRU / nn.LSTM it replaces on CPU:
+"""The fused RNN path (relext.model.encoders.rnn) against torch's nn.GRU / nn.LSTM it replaces on CPU:
 same function and gradients, the packed layout, old state dicts, determinism, a short training."""
 import json
 
 import pytest
 import torch
 
-from relext.encoders.rnn import BiRNNEncoder, FusedGRU, RNNEncoder, packing, reverse_index
+from relext.model.encoders.rnn import BiRNNEncoder, FusedGRU, RNNEncoder, packing, reverse_index
 from support.relext_data import tiny_dataset
 
 V = 30
@@ -136,7 +136,7 @@ def test_auto_uses_the_module_on_cuda():
 def test_rnn_training_same_seed_same_numbers(tmp_path, encoder="birnn"):
     """Two trainings with one seed give identical losses, metrics and weights (BiGRU: both
     directions)."""
-    from relext.train import TrainConfig, train
+    from relext.training.train import TrainConfig, train
 
     ds = tiny_dataset(n_train=12, n_eval=4)
     cfg = TrainConfig(encoder=encoder, selector="attention", epochs=2, batch_size=6, word_dim=8, hidden=8,

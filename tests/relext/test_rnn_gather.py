@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from relext.bags import word_features
-from relext.encoders import get_encoder
-from relext.train import TrainConfig, train
-from relext.vocab import Vocab
+from relext.model.bags import word_features
+from relext.model.encoders import get_encoder
+from relext.training.train import TrainConfig, train
+from relext.model.vocab import Vocab
 from support.relext_data import tiny_dataset
 
 WORDS = "alice bob married was born in paris a singer the of and to".split()
@@ -132,7 +132,7 @@ def test_eval_mode_and_empty_batch():
 
 
 def test_rnn_impl_picks_the_cpu_path(monkeypatch):
-    from relext.encoders import rnn as rnn_mod
+    from relext.model.encoders import rnn as rnn_mod
 
     calls = []
     monkeypatch.setattr(rnn_mod.RNNEncoder, "gather_forward", lambda self, b, l: calls.append("gather") or
@@ -193,7 +193,7 @@ def _small(tmp_path, **kw):
 
 
 def test_gather_runs_are_recorded_deterministic_and_never_mixed(tmp_path, ds):
-    from relext.train import model_from_config
+    from relext.training.train import model_from_config
 
     cfg = _small(tmp_path, rnn_impl="gather")
     a = train(cfg, tmp_path / "a", dataset=ds, progress=False)

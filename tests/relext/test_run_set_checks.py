@@ -1,5 +1,5 @@
 """The runs of one study checked as a set before anything is scored (issue 40, pattern 2):
-``relext.run_sets`` behind ``wgb re score``, grids and studies. Table-driven: each case builds the
+``relext.evaluation.run_sets`` behind ``wgb re score``, grids and studies. Table-driven: each case builds the
 defect the issue names on tiny prediction sets and expects the one-line error that starts with
 the check that failed and names the runs, files or bags concerned."""
 from __future__ import annotations
@@ -174,8 +174,8 @@ CASES = [
 
 @pytest.mark.parametrize("setup,check,words", CASES, ids=[c[0].__name__ for c in CASES])
 def test_a_set_that_is_not_one_study_is_refused_naming_the_check(tmp_path, setup, check, words):
-    from relext.run_sets import CHECKS, RunSetError
-    from relext.score import score_files
+    from relext.evaluation.run_sets import CHECKS, RunSetError
+    from relext.evaluation.score import score_files
 
     paths = setup(tmp_path)
     with pytest.raises(RunSetError) as err:
@@ -188,7 +188,7 @@ def test_a_set_that_is_not_one_study_is_refused_naming_the_check(tmp_path, setup
 
 def test_the_cases_fixed_are_scored(tmp_path):
     """Every defect above fixed (distinct seeds, all folds, one dealing, one gold): scored."""
-    from relext.score import score_files
+    from relext.evaluation.score import score_files
 
     plain = score_files([_plain(tmp_path, s) for s in range(3)], n_resamples=100)
     assert plain.n_bags == 24 and len(plain.runs) == 3 and plain.warnings == []
@@ -198,7 +198,7 @@ def test_the_cases_fixed_are_scored(tmp_path):
 
 # ---------------------------------------------------------------- coverage of the test set
 def _tiny_reference():
-    """The test bags of a tiny benchmark, as relext.run_sets.test_set reads them."""
+    """The test bags of a tiny benchmark, as relext.evaluation.run_sets.test_set reads them."""
     import datasets
 
     rows = _rows(0)
@@ -208,7 +208,7 @@ def _tiny_reference():
 
 
 def test_a_subset_of_the_test_bags_is_refused_unless_asked_for(tmp_path):
-    from relext.run_sets import RunSetError, read_study, test_set
+    from relext.evaluation.run_sets import RunSetError, read_study, test_set
 
     ref = test_set(crossfit=False, dataset=_tiny_reference())
     assert len(ref.pairs) == 24 and len(ref.persons) == 12
@@ -225,7 +225,7 @@ def test_a_subset_of_the_test_bags_is_refused_unless_asked_for(tmp_path):
 def test_wgb_re_score_refuses_1000_of_the_2131_test_bags_of_the_release(tmp_path):
     """The issue's case on the embedded release: a subset is an error naming the check, or, with
     --allow-subset, scored under a warning on stderr and in the report."""
-    from relext.run_sets import test_set
+    from relext.evaluation.run_sets import test_set
 
     ref = sorted(test_set().pairs)
     assert len(ref) == 2131
@@ -252,7 +252,7 @@ def test_wgb_re_score_refuses_1000_of_the_2131_test_bags_of_the_release(tmp_path
 
 # ---------------------------------------------------------------- grids and studies: run folders
 def test_a_grids_run_folders_pass_the_same_checks(tmp_path):
-    from relext.run_sets import RunSetError, check_run_folders
+    from relext.evaluation.run_sets import RunSetError, check_run_folders
 
     c0, c1 = _crossfit(tmp_path / "c0", 0), _crossfit(tmp_path / "c1", 1)
     folds = lambda c, s: [c / f"cnn-attention-seed{s}-fold{k}" for k in range(3)]  # noqa: E731

@@ -1,4 +1,4 @@
-"""`relext.score` / `wgb re score`: any extractor's predictions -> gender gaps with intervals."""
+"""`relext.evaluation.score` / `wgb re score`: any extractor's predictions -> gender gaps with intervals."""
 import json
 
 import numpy as np
@@ -44,8 +44,8 @@ def _as_predicted(rows):
 
 @pytest.mark.parametrize("rule", ["argmax", "threshold"])
 def test_one_run_gives_exactly_the_numbers_of_wgb_re_eval(tmp_path, rule):
-    from relext.evaluate import EVAL_SPLITS, evaluate_predictions, prediction_path, read_predictions
-    from relext.score import score_files
+    from relext.evaluation.evaluate import EVAL_SPLITS, evaluate_predictions, prediction_path, read_predictions
+    from relext.evaluation.score import score_files
 
     run = _run_dir(tmp_path / "run", seed=3)
     preds = {s: read_predictions(prediction_path(run, s)) for s in EVAL_SPLITS}
@@ -67,7 +67,7 @@ def test_one_run_gives_exactly_the_numbers_of_wgb_re_eval(tmp_path, rule):
 
 
 def test_predicted_labels_form_equals_scores_under_argmax(tmp_path):
-    from relext.score import score_files
+    from relext.evaluation.score import score_files
 
     rows = _test_rows()
     a = score_files([_write(tmp_path / "scores.jsonl", rows)], n_resamples=150)
@@ -78,10 +78,10 @@ def test_predicted_labels_form_equals_scores_under_argmax(tmp_path):
 
 def test_several_runs_use_the_two_level_design(tmp_path):
     from wgbstats.design import Design
-    from relext.study_counts import StudyCounts
-    from relext.fairness import entity_counts
-    from relext.evaluate import argmax_decisions, PredictionTable
-    from relext.score import score_files
+    from relext.evaluation.study_counts import StudyCounts
+    from relext.evaluation.fairness import entity_counts
+    from relext.evaluation.evaluate import argmax_decisions, PredictionTable
+    from relext.evaluation.score import score_files
 
     files = [_write(tmp_path / f"seed{s}.jsonl", _test_rows(seed=s)) for s in range(4)]
     rep = score_files(files, n_resamples=300, seed=1)
@@ -115,7 +115,7 @@ def test_several_runs_use_the_two_level_design(tmp_path):
     (lambda rows: rows[3].update(scores=[0.5] * 5), "either 'scores'", 4),
 ])
 def test_bad_rows_are_errors_naming_the_line(tmp_path, edit, message, line):
-    from relext.score import score_files
+    from relext.evaluation.score import score_files
 
     rows = _as_predicted(_test_rows())
     edit(rows)
@@ -126,7 +126,7 @@ def test_bad_rows_are_errors_naming_the_line(tmp_path, edit, message, line):
 
 
 def test_runs_must_cover_the_same_bags_and_one_form(tmp_path):
-    from relext.score import score_files
+    from relext.evaluation.score import score_files
 
     rows = _test_rows()
     a = _write(tmp_path / "a.jsonl", rows)
@@ -180,7 +180,7 @@ def _fold_set(root, seed, folds=3, acc=(0.9, 0.6)):
 
 
 def test_cross_fitted_sets_join_their_folds(tmp_path):
-    from relext.score import fold_sets, read_run, score_files
+    from relext.evaluation.score import fold_sets, read_run, score_files
 
     sets = [_fold_set(tmp_path / f"seed{s}", s) for s in range(3)]
     assert [k for k, _ in fold_sets(sets[0])] == [0, 1, 2]
@@ -195,7 +195,7 @@ def test_cross_fitted_sets_join_their_folds(tmp_path):
 def test_cross_fitted_sets_refuse_a_person_in_two_folds(tmp_path):
     import shutil
 
-    from relext.score import read_run
+    from relext.evaluation.score import read_run
 
     root = _fold_set(tmp_path / "s", 0)
     shutil.copy(root / "fold0" / "male_test.jsonl", root / "fold1" / "male_test.jsonl")

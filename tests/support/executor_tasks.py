@@ -47,7 +47,7 @@ def always_die(folder: str) -> None:
 
 # ---- a fake trainer for grids (synthetic predictions, milliseconds), picklable for workers
 def fake_train(config: dict, run_dir) -> None:
-    """Write what relext.train writes for the evaluation (config, predictions, DONE); male
+    """Write what relext.training.train writes for the evaluation (config, predictions, DONE); male
     accuracy 0.9, female 0.6. ``config["fail_seed"]`` equal to the seed: raise instead (a run that fails at run time)."""
     import json
     import zlib

@@ -72,8 +72,8 @@ def relext_fixture(root: Path) -> Path:
     """A trained relation-extraction run dir (cnn + attention, 1 epoch, a tiny synthetic benchmark
     saved to disk and named in its config), with predictions written."""
     if "relext" not in _CACHE:
-        from relext.predict import write_predictions
-        from relext.train import TrainConfig, train
+        from relext.training.predict import write_predictions
+        from relext.training.train import TrainConfig, train
         from support.relext_data import tiny_dataset
 
         base = root / "relext-fixture"

@@ -51,8 +51,8 @@ def bench_folder(root: Path) -> Path:
 def train_on(folder: Path, run_dir: Path) -> Path:
     """A relext run (cnn + average, 1 epoch) trained on the benchmark ``folder``, named in its
     config, with its predictions written."""
-    from relext.predict import write_predictions
-    from relext.train import TrainConfig, train
+    from relext.training.predict import write_predictions
+    from relext.training.train import TrainConfig, train
 
     cfg = TrainConfig(encoder="cnn", selector="average", epochs=1, batch_size=4, word_dim=8, hidden=8,
                       max_length=20, w2v_epochs=1, threads=1, cache_dir=str(run_dir.parent / "w2v"),

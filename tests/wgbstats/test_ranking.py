@@ -84,3 +84,16 @@ def test_unit_intervals_cover_and_decide():
     assert two[0]["degenerate"] and not two[0]["flagged"]
     with pytest.raises(ValueError, match="non-finite"):
         unit_estimates(np.array([[1.0, np.nan], [1.0, 2.0], [0.0, 1.0]]))
+
+
+@pytest.mark.parametrize("agreement, low", [("overlap", 0.0), ("spearman", -1.0)])
+def test_the_agreement_interval_stays_where_the_agreement_can_be(agreement, low):
+    """Two seeds of models that share no ranking: a t interval over 2 seeds is wide and, uncut,
+    reaches below what the agreement can take; the reported one is cut there and says so."""
+    rng = np.random.default_rng(3)
+    x, y = (rng.normal(0, 1, (2, 40)) for _ in range(2))
+    c = stability_claim("no ranking", x, y, k=4, agreement=agreement, n_resamples=500)
+    raw_low = c.estimate.ci[0] + c.extra["margin"]
+    lo, hi = c.extra["agreement_ci"]
+    assert low <= lo <= hi <= 1.0
+    assert raw_low < low and c.extra["agreement_ci_cut"] and lo == low    # this case does reach past it

@@ -1,5 +1,5 @@
 """What you load is what you built: benchmark folders are keyed in the `datasets` cache by the
-fingerprint of their data, and `wikigenderbias.load` / `relext.data.load_dataset_dict` check what
+fingerprint of their data, and `wikigenderbias.load` / `relext.protocols.data.load_dataset_dict` check what
 they return against the folder's own report.
 
 All tests of a session share one HF_HOME (tests/conftest.py), so a folder loaded by one test is in
@@ -21,7 +21,7 @@ import yaml
 from click.testing import CliRunner
 
 import wikigenderbias
-from relext.data import load_dataset_dict
+from relext.protocols.data import load_dataset_dict
 from wgb.cli import cli
 from wikigenderbias.card import fingerprint, refresh_card, render_card
 from wikigenderbias.export import write_benchmark

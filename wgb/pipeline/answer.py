@@ -133,7 +133,7 @@ class ClaimBook:
     def resolve(self, *, alpha: float = 0.05) -> list[dict[str, Any]]:
         """Verdicts with Holm's correction across every claim; a claim whose premises are not all
         supported is "not applicable" (its test still counts in the correction: conservative)."""
-        from relext.studies.recheck import enrich
+        from wgbstudies.recheck import enrich
 
         vs = verdicts([x["claim"] for x in self.entries], alpha=alpha, method="holm")
         enrich(vs, [x["claim"] for x in self.entries])      # what re-deriving each verdict needs

@@ -21,7 +21,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "full": {"re_epochs": 10, "word_dim": 50, "hidden": 230, "w2v_epochs": 5, "kge_dim": 100, "kge_epochs": 1000,
              "n_resamples": 1000, "kge_batch_size": 1024},
 }
-#: The protocol of each profile when none is asked for (relext.crossfit).
+#: The protocol of each profile when none is asked for (relext.protocols.crossfit).
 DEFAULT_PROTOCOL = {"tiny": "test", "quick": "test", "full": "crossfit"}
 DEFAULT_MEASURES = ("data", "fisher", "bourli_projection")
 TEST_SPLITS = ("male_test", "female_test")
@@ -48,7 +48,7 @@ class PipelineConfig:
     threads: int | None = None
     min_count: int = MIN_COUNT            # item tables of the report: items held by at least this many persons
     overrides: dict[str, Any] = field(default_factory=dict)   # profile values to change
-    # person-level cross-fitting (relext.crossfit): None = the profile's default protocol
+    # person-level cross-fitting (relext.protocols.crossfit): None = the profile's default protocol
     protocol: str | None = None          # "test": the release's test persons; "crossfit": every person
     folds: int = 5
     fold_seed: int = 0
@@ -115,7 +115,7 @@ class PipelineConfig:
         from kge.models import MODELS
         from kge.train import EmbeddingConfig
         from relext.debias import get_debiaser
-        from relext.train import ExtractorConfig
+        from relext.training.train import ExtractorConfig
 
         check_finite(self)   # --set x=Infinity or a NaN min_score: refused before any folder is written
         s = self.settings()
@@ -134,7 +134,7 @@ class PipelineConfig:
         if self.resolved_protocol() not in ("test", "crossfit"):
             raise ValueError(f"protocol must be 'test' or 'crossfit', got {self.protocol!r}")
         if self.crossfit:
-            from relext.crossfit import FoldSpec
+            from relext.protocols.crossfit import FoldSpec
 
             FoldSpec(folds=self.folds, fold_seed=self.fold_seed)
         for d in self.debias:

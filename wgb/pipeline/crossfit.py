@@ -2,7 +2,7 @@
 profile's default): every person of the benchmark is extracted by a model that never saw them.
 
 For every seed, fold ``k`` and extractor (the baseline and each debiased one) a fold run of
-:mod:`relext.crossfit` trains on the other folds and predicts fold k's persons; the extracted graph
+:mod:`relext.protocols.crossfit` trains on the other folds and predicts fold k's persons; the extracted graph
 of a seed is the union of its folds' triples, so it covers all persons, and the gold graph holds
 every person's labelled facts (the annotated test persons and the distant-labelled rest, told
 apart in the report by each person's ``population``).
@@ -10,7 +10,7 @@ apart in the report by each person's ``population``).
 **Reuse, don't retrain.** Fold runs are ordinary run directories named as the cross-fitted
 debiasing study names them (``<variant>-<selector>-seed<s>-fold<k>``, the baseline is ``none``)
 in ``--runs-dir`` (default: inside the run folder). A finished run in that store whose config
-identity (:meth:`relext.train.ExtractorConfig.identity`) equals the one needed is used as it is,
+identity (:meth:`relext.training.train.ExtractorConfig.identity`) equals the one needed is used as it is,
 under whatever name it has; a run folder of that name holding another config is never touched
 (the new run goes to ``<name>-<fingerprint>``). So ``wgb run --runs-dir <study>/runs`` reuses the
 study's fold runs, and the study finds the fold runs ``wgb run`` trained there.
@@ -37,10 +37,10 @@ def study_variant(variant: str) -> str:
 
 
 def extractor_config(cfg, s: dict[str, Any], variant: str, fold: int):
-    """The fold run's config: the debiasing study's (``relext.studies.debias``) for the same
+    """The fold run's config: the debiasing study's (``wgbstudies.debias``) for the same
     variant, seed and fold, with the profile's sizes."""
-    from relext.studies.debias import transforms_of
-    from relext.train import ExtractorConfig
+    from wgbstudies.debias import transforms_of
+    from relext.training.train import ExtractorConfig
 
     ds, vec = transforms_of(study_variant(variant))
     return ExtractorConfig(
@@ -58,7 +58,7 @@ def identity_key(config) -> str:
 
 
 def _identity_of(run_dir: Path):
-    from relext.train import ExtractorConfig
+    from relext.training.train import ExtractorConfig
 
     try:
         return ExtractorConfig.from_json(run_dir / "config.json", record=True).identity()
@@ -111,8 +111,8 @@ def extractor_dirs(seed_out: Path, variant: str) -> Path | list[Path]:
 def extractor_stages(stages, cfg, s: dict[str, Any], out: Path, dataset, variants: list[str], progress: bool,
                      log: Callable[[str], None] = print) -> None:
     """Train (or reuse) and evaluate every fold run of every extractor of one seed."""
-    from relext.evaluate import ENTITY_COUNTS, evaluate_run
-    from relext.train import train_extractor
+    from relext.evaluation.evaluate import ENTITY_COUNTS, evaluate_run
+    from relext.training.train import train_extractor
 
     for v in variants:
         dirs = []

@@ -2,7 +2,7 @@
 graph stores them).
 
 The nulls need each person's *opportunities*: every (person, tail) pair the extractor scores (one
-evaluation bag, :func:`relext.bags.evaluation_bags`) with its gold relations (a *negative* pair has
+evaluation bag, :func:`relext.model.bags.evaluation_bags`) with its gold relations (a *negative* pair has
 none: NA), and what the graph holds for it. :func:`candidate_pairs` reads them from the benchmark's
 rows of the splits the run extracts (grouped as the evaluation bags are), :func:`pairs_of` keeps
 those of the study's persons, and :func:`pair_outcomes` joins a graph's triples to them by
@@ -76,7 +76,7 @@ class Pairs:
 def candidate_pairs(dataset, splits: Sequence[str] = TEST_SPLITS) -> list[tuple[str, str, tuple[int, ...]]]:
     """The candidate pairs of ``splits``: (head, tail, gold relation ids) per (head, tail), names as
     the graph stores them; the pair's labels are its positive relations, ``(0,)`` (NA) when it
-    has none: the evaluation bags of :func:`relext.bags.evaluation_bags`, one per entity pair."""
+    has none: the evaluation bags of :func:`relext.model.bags.evaluation_bags`, one per entity pair."""
     rels: dict[tuple[str, str], set[int]] = {}
     for split in splits:
         for row in dataset[split].select_columns(["head", "tail", "relation"]):

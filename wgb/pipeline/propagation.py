@@ -42,7 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from wgbstats.design import MIN_SEEDS, Design, Estimate
-from relext.study_counts import StudyCounts
+from relext.evaluation.study_counts import StudyCounts
 from wgb.pipeline.config import TARGET_RELATION, TEST_SPLITS
 from wgb.pipeline.pairs import Pairs, norm, pair_outcomes, pairs_of
 

@@ -124,7 +124,7 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
     t_start = time.perf_counter()
     dataset = wikigenderbias.load(path=cfg.dataset)
     if cfg.crossfit:   # every fold of the plan can train and be judged, before any folder is written
-        from relext.crossfit import FoldSpec, check_plan
+        from relext.protocols.crossfit import FoldSpec, check_plan
 
         check_plan(dataset, FoldSpec(folds=cfg.folds, fold_seed=cfg.fold_seed))
     _record_study(out, cfg, s)
@@ -258,7 +258,7 @@ def _record_config(out: Path, cfg: PipelineConfig, s: dict[str, Any]) -> None:
 
 
 def _train_config(cfg: PipelineConfig, s: dict[str, Any], debias: str | None):
-    from relext.train import ExtractorConfig
+    from relext.training.train import ExtractorConfig
 
     return ExtractorConfig(
         encoder=cfg.encoder, selector=cfg.selector, seed=cfg.seed, epochs=s["re_epochs"], word_dim=s["word_dim"],
@@ -271,8 +271,8 @@ def _train_config(cfg: PipelineConfig, s: dict[str, Any], debias: str | None):
 def _extractor_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], out: Path, dataset,
                       variants: list[str], progress: bool) -> None:
     """Stages 1-2: train the baseline and debiased extractors, and evaluate their fairness."""
-    from relext.evaluate import evaluate_run
-    from relext.train import train_extractor
+    from relext.evaluation.evaluate import evaluate_run
+    from relext.training.train import train_extractor
 
     debias_of = {"baseline": None, **{d: d for d in cfg.debias}}
     for v in variants:
