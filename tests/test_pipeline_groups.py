@@ -110,3 +110,29 @@ def test_api_groups_checked_and_keys_differ():
     assert len({key(g, [0]), key({**g, "era_edges": [1900]}, [0]), key({**g, "min_per_gender": 20}, [0]),
                 key(g, [0, 1]), key({**g, "columns": ["region"]}, [0])}) == 5
     assert key({**g, "columns": ["region"]}, [0]) == "region-m30-s0"
+
+
+def test_section_says_which_gender_is_short():
+    from wgb.pipeline.groups import section
+
+    def rows(cell, male, female, judged, verdict):
+        return [{"cell": cell, "metric": m, "male": male, "female": female, "judged": judged, "verdict": verdict,
+                 "gap": 0.1 if judged else None, "ci": [0.0, 0.2] if judged else None, "mde": 0.3 if judged else None,
+                 "pooled": 0.05} for m in ("f1_gap:spouse", "micro_f1_gap")]
+
+    pop = {"persons": 200, "n_seeds": 3, "n_claims": 2, "judged_cells": ["A"], "ranges": [],
+           "rows": rows("A", 40, 40, True, "male > female") + rows("B", 5, 40, False, "too few to estimate")
+           + rows("C", 5, 4, False, "too few to estimate") + rows("unknown", 3, 3, False, "unknown: counted, not judged")}
+    rep = {"level": "extraction", "extractor": "baseline", "min_per_gender": 30, "correction": "holm", "alpha": 0.05,
+           "pooled_label": "pooled", "populations": {"test": pop}}
+    s = section({"reports": [rep], "grouping": "era", "groups": {"columns": ["era"], "min_per_gender": 30},
+                 "graph_same_as_extraction": ["baseline"], "not_per_person": {}, "registered": "exploratory",
+                 "era_edges": [1900]})
+    t = s["tables"][0]
+    assert t["metrics"] == ["spouse", "micro F1"]
+    status = {r["cell"]: r["status"] for r in t["rows"]}
+    assert status == {"A": None, "B": "too few to estimate (fewer than 30 men)",
+                      "C": "too few to estimate (fewer than 30 men and women)",
+                      "unknown": "unknown: counted, not judged"}
+    assert [x["css"] for x in t["rows"][0]["metrics"]] == ["supported", "supported"]
+    assert section(None) is None

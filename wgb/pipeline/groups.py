@@ -146,8 +146,12 @@ def section(result: Mapping[str, Any] | None) -> dict | None:
             for cell in dict.fromkeys(r["cell"] for r in p["rows"]):
                 mine = {r["metric"]: r for r in p["rows"] if r["cell"] == cell}
                 first = next(iter(mine.values()))
+                short = [w for w, n in (("men", first["male"]), ("women", first["female"]))
+                         if n < rep["min_per_gender"]]
+                status = None if first["judged"] else first["verdict"] + (
+                    f" (fewer than {rep['min_per_gender']} {' and '.join(short)})" if short and cell != "unknown" else "")
                 rows.append({"cell": cell, "men": first["male"], "women": first["female"],
-                             "judged": first["judged"], "status": None if first["judged"] else first["verdict"],
+                             "judged": first["judged"], "status": status,
                              "metrics": [{**mine[m], "css": VERDICT_CLASS.get(mine[m]["verdict"], "undecided")}
                                          for m in metrics]})
             tables.append({"title": f"{rep['level']} · {rep['extractor']} · population {pop}",
@@ -167,6 +171,8 @@ def plot(result: Mapping[str, Any], path: Path) -> Path:
     """One panel per extractor (and graph) x population: per cell, the gap of each relation and of
     micro F1 with its interval at the corrected level (filled: decided; open: undecided); a cell
     under the minimum shows its count and "too few"."""
+    import textwrap
+
     from wgb.pipeline.report import DPI, FIG_WIDTH, REL_COLORS, _plt
     from wgbcore.atomicio import atomic_savefig
 
@@ -201,12 +207,13 @@ def plot(result: Mapping[str, Any], path: Path) -> Path:
         for i, c in enumerate(cells):
             r = next(x for x in p["rows"] if x["cell"] == c)
             if not r["judged"]:
-                ax.text(i, 0.5, "unknown:\ncounted, not judged" if c == "unknown" else
+                ax.text(i, 0.88, "unknown:\ncounted, not judged" if c == "unknown" else
                         f"too few to estimate\n(< {result['groups']['min_per_gender']} of a gender)",
                         transform=ax.get_xaxis_transform(), ha="center", va="center", fontsize=8, color="#666666")
         ax.set_xticks(range(len(cells)))
-        ax.set_xticklabels([f"{c}\n{next(x for x in p['rows'] if x['cell'] == c)['male']} m / "
-                            f"{next(x for x in p['rows'] if x['cell'] == c)['female']} w" for c in cells], fontsize=8)
+        sizes = p["sizes"]
+        ax.set_xticklabels([f"{textwrap.fill(c, 16)}\n{sizes[c]['male']} m / {sizes[c]['female']} w" for c in cells],
+                           fontsize=8)
         ax.set_xlim(-0.6, len(cells) - 0.4)
         lo, hi = ax.get_ylim()   # an F1 gap lies in [-1, 1]: an interval past it is drawn to the edge
         ax.set_ylim(max(lo, -1.05), min(hi, 1.05))
