@@ -136,3 +136,21 @@ def test_section_says_which_gender_is_short():
                       "unknown": "unknown: counted, not judged"}
     assert [x["css"] for x in t["rows"][0]["metrics"]] == ["supported", "supported"]
     assert section(None) is None
+
+
+def test_crossfit_run_gets_both_populations_side_by_side(tmp_path_factory):
+    from support.propagation_data import release_subset
+
+    bench = release_subset(tmp_path_factory.mktemp("cfbench") / "small",
+                           {"train": 24, "validation": 6, "male_test": 6, "female_test": 6})
+    out = tmp_path_factory.mktemp("cfrun") / "run"
+    r = CliRunner().invoke(cli, ["run", "--profile", "tiny", "--protocol", "crossfit", "--folds", "2", "--dataset",
+                                 str(bench), "--out", str(out), "--threads", "1", "--quiet", "--min-count", "1",
+                                 "--groups", "gender,north_south", "--min-cell", "2"])
+    assert r.exit_code == 0, r.output
+    res = json.loads((out / "groups" / "north_south-m2-s0" / "cells.json").read_text())
+    for rep in res["reports"]:
+        pops = rep["populations"]
+        assert list(pops) == ["test", "all"] and pops["test"]["persons"] == 12 and pops["all"]["persons"] == 42
+        assert sum(n for s in pops["all"]["sizes"].values() for n in s.values()) == 42   # unknown counted too
+    assert "population all" in (out / "report" / "report.html").read_text()
