@@ -42,6 +42,7 @@ def test_groups_reuse_every_stage_and_add_one(runs):
     assert "groups" not in json.loads((out / "config.json").read_text())["study"]
     assert "groups" not in json.loads((out / "seed-0" / "config.json").read_text())["config"]
     cfg = json.loads((out / "groups" / "era-e1900_1950-m2-s0" / "config.json").read_text())
+    assert cfg.pop("inputs_sha256")
     assert cfg == {"groups": {"columns": ["era"], "era_edges": [1900, 1950], "min_per_gender": 2}, "seeds": [0]}
 
 
@@ -83,6 +84,23 @@ def test_report_has_the_section_and_loses_it_without_groups(runs):
     assert [ln for ln in again.output.splitlines() if ln.startswith("[run ]")] == ["[run ] report/seeds-0"]
     assert 'id="groups"' not in (rep / "report.html").read_text() and not (rep / "groups.png").exists()
     assert (out / "groups" / "era-e1900_1950-m2-s0" / "cells.json").exists()   # kept for a later ask
+    args = [*base, "--groups", "gender,era", "--min-cell", "2", "--era-edges", "1900,1950"]
+    same = CliRunner().invoke(cli, args)   # asked again: the cells reused, the report with them again
+    assert same.exit_code == 0 and "[skip] groups/era-e1900_1950-m2-s0 (done)" in same.output, same.output
+    # a seed stage run again to the same files (its triples edited, then written anew) leaves the cells current
+    triples = out / "seed-0" / "triples" / "baseline.jsonl"
+    triples.write_text(triples.read_text().splitlines()[0] + "\n")
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0 and "[run ] triples/baseline" in again.output, again.output
+    assert "[skip] groups/era-e1900_1950-m2-s0 (done)" in again.output
+    # cells computed from other seed stages than the folder holds now: they run again, and the report
+    cfg_file = out / "groups" / "era-e1900_1950-m2-s0" / "config.json"
+    cfg_file.write_text(json.dumps({**json.loads(cfg_file.read_text()), "inputs_sha256": "0" * 64}))
+    redo = CliRunner().invoke(cli, args)
+    assert redo.exit_code == 0, redo.output
+    ran = [ln for ln in redo.output.splitlines() if ln.startswith(("[run ]", "[redo]"))]
+    assert ran == ["[redo] groups/era-e1900_1950-m2-s0: the seeds' stages changed since it ran; running it again",
+                   "[run ] groups/era-e1900_1950-m2-s0", "[run ] report/seeds-0+groups-era-e1900_1950-m2-s0"], ran
 
 
 @pytest.mark.parametrize("args, words", [

@@ -78,6 +78,28 @@ def folder(out: Path, groups: Mapping[str, Any], seeds: Sequence[int]) -> Path:
     return Path(out) / "groups" / key(groups, seeds)
 
 
+def inputs_fingerprint(out: Path, seeds: Sequence[int]) -> str:
+    """sha256 of the seeds' stage markers (each lists the sha256 of the files its stage wrote): a
+    seed stage run again since the per-cell stage changes it, and the per-cell stage runs again."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for s in seeds:
+        for m in sorted((Path(out) / f"seed-{s}" / "stages").glob("*.done")):
+            h.update(f"{s}/{m.name}\n".encode() + m.read_bytes())
+    return h.hexdigest()
+
+
+def stale(out: Path, groups: Mapping[str, Any], seeds: Sequence[int]) -> bool:
+    """Whether the per-cell stage's folder was computed from other seed stages than the folder holds now."""
+    import json
+
+    saved = folder(out, groups, seeds) / "config.json"
+    if not saved.is_file():
+        return False
+    return json.loads(saved.read_text()).get("inputs_sha256") != inputs_fingerprint(out, seeds)
+
+
 def compute(out: Path, cfg, settings: Mapping[str, Any], seeds: Sequence[int], dataset, splits: Sequence[str]) -> dict:
     """The per-cell reports of every extractor (and its graph where it differs) of the seeds' runs
     into ``OUT/groups/<key>/`` (``cells.json``, ``config.json``, the plot ``cells.png``); returns the JSON."""
@@ -115,7 +137,8 @@ def compute(out: Path, cfg, settings: Mapping[str, Any], seeds: Sequence[int], d
               "reports": reports, "graph_same_as_extraction": same, "not_per_person": measures}
     d = folder(out, g, seeds)
     d.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(d / "config.json", {"groups": dict(g), "seeds": list(seeds)})
+    atomic_write_json(d / "config.json", {"groups": dict(g), "seeds": list(seeds),
+                                          "inputs_sha256": inputs_fingerprint(out, seeds)})
     plot(result, d / "cells.png")
     atomic_write_json(d / "cells.json", result)
     return result

@@ -149,6 +149,10 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
         from wikigenderbias.schema import SPLITS
 
         gkey = cell_groups.key(cfg.groups, seeds)
+        if cell_groups.stale(out, cfg.groups, seeds):  # a seed's stage ran again since: cells and report anew
+            log(f"[redo] groups/{gkey}: the seeds' stages changed since it ran; running it again")
+            for m in (f"groups_{gkey}", f"report_seeds-{'-'.join(map(str, seeds))}+groups-{gkey}"):
+                (out / "stages" / f"{m}.done").unlink(missing_ok=True)
         top.run(f"groups/{gkey}", lambda: cell_groups.compute(out, cfg, s, seeds, dataset,
                                                              SPLITS if cfg.crossfit else TEST_SPLITS))
         groups_file = cell_groups.folder(out, cfg.groups, seeds) / "cells.json"
