@@ -70,8 +70,12 @@ def main() -> int:
     lines += [f"| {lv} | {cov['persons_by_level'][lv]:,} | {cov['places_by_level'][lv]:,} |" for lv in cov["persons_by_level"]]
     lines += ["", f"A country for {cov['persons_with_country']:,} persons ({cov['share_with_country']:.1%}), a region for "
               f"{cov['persons_with_region']:,} ({cov['share_with_region']:.1%}); {cov['ambiguous_places']:,} distinct "
-              f"places ({cov['ambiguous_persons']:,} persons) were city names shared by places in several countries "
-              "(the most populous namesake taken).", "",
+              f"places ({cov['ambiguous_persons']:,} persons) are city names shared by places in several countries "
+              "that no qualifier decides (the most populous namesake taken; `place_ambiguous` > 0, the namesakes "
+              f"in `place_derivation`), {cov['qualifier_undecided_persons']:,} of those persons with a qualifier that "
+              f"did not decide; for {cov['qualifier_decided_persons']:,} persons the qualifiers of a 'Place, "
+              "Qualifier' birthplace chose among the namesakes (a subdivision, a subdivision code or a place name "
+              "after the comma; a curated county or subdivision: rule context).", "",
               f"## Spot check: {N_CHECK} random birthplaces (seed {SEED}), verdicts by hand", "",
               f"{tally['correct']} correct, {tally['wrong']} wrong, {tally['unmapped']} unmapped "
               "(`spot_check_verdicts.json`).", "",

@@ -1,5 +1,6 @@
-"""The ``--groups`` options of the commands that score many runs (``re grid``, ``re debias-grid``):
-the gender gap per cell of a person-level grouping (:mod:`relext.evaluation.cell_gaps`), checked before any work."""
+"""The ``--groups`` options of the commands that score many runs (``re grid``, ``re debias-grid``,
+``re score``, ``run``): the gender gap per cell of a person-level grouping (:mod:`relext.evaluation.cell_gaps`;
+``wgb run``: :mod:`wgb.pipeline.groups`), checked before any work."""
 from __future__ import annotations
 
 import click

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from wgb.cli_executor import executor_options
+from wgb.cli_groups import group_options, resolve_groups
 from wgb.cli_protocol import resolve_folds
 from wgb.cli_types import SEED, SEEDS
 from wgb.errors import OutputPath, hold_lock
@@ -48,9 +49,11 @@ from wgb.errors import OutputPath, hold_lock
 @click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
               help="A shared store of fold runs (crossfit), e.g. the cross-fitted study's runs folder: a "
                    "finished run with the same config is reused, not retrained [default: inside OUT].")
+@group_options
 @executor_options
 def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset, encoder, selector, debias, kge_model,
-        measures, link_fb13, threads, quiet, protocol, folds, fold_seed, runs_dir, executor, kge_engine="ours") -> None:
+        measures, link_fb13, threads, quiet, protocol, folds, fold_seed, runs_dir, executor, groups=None,
+        era_edges="1850,1900,1950", min_cell=30, kge_engine="ours") -> None:
     """Run the main job: extraction bias -> knowledge graph -> embedding bias, one report.
 
     For each seed: trains the baseline extractor and the debiased one(s) on the benchmark, extracts
@@ -58,9 +61,15 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
     each extractor, trains embeddings on each and runs the kge bias measures (OUT/seed-<s>/). Then
     writes OUT/report/report.html (+ .md, .json, charts): verdicts first, estimates pooled over the
     seeds and the test articles with intervals. Rerun to resume; add seeds to the same OUT later.
+    With --groups, also the gender gap per cell (gender x era, region or North/South) of every
+    extractor and graph into OUT/groups/ and the report's intersectional section; a finished OUT
+    asked again with --groups reuses every stage and adds this one.
     """
     from wgb.pipeline import DEFAULT_MEASURES, PipelineConfig, parse_overrides, run_pipeline
     from wgb.pipeline.config import DEFAULT_PROTOCOL
+    from wgb.pipeline.groups import settings_of
+
+    group_settings = settings_of(resolve_groups(groups, era_edges, min_cell))
 
     try:
         settings = parse_overrides(overrides)
@@ -76,7 +85,7 @@ def run(out_dir, profile, quick_flag, overrides, seed, seeds, min_count, dataset
         debias=[d.strip() for d in debias.split(",") if d.strip()], kge_model=kge_model, kge_engine=kge_engine,
         measures=[m.strip() for m in measures.split(",")] if measures else list(DEFAULT_MEASURES),
         link_fb13=link_fb13, threads=threads, protocol=protocol, folds=k or 5, fold_seed=fold_seed,
-        runs_dir=runs_dir,
+        runs_dir=runs_dir, groups=group_settings,
     )
     try:
         cfg.validate()

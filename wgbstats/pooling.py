@@ -14,8 +14,21 @@ pulled towards ``mu`` the more the noisier the cell: a large cell with a real di
 the posterior's, ``sqrt(B_c v_c + (1 - B_c)^2 / sum w)`` with the uncertainty of ``mu``
 (``w = 1 / (v + tau^2)``), no allowance for tau^2 being estimated: a model-based estimate, **marked
 as such, never a verdict**. The fit uses the cells given as ``fit`` (those with enough persons for
-a verdict: a tiny cell's bootstrap variance is itself unreliable) and is applied to every cell. The
-cells' gaps share the seeds, which this model ignores. Known-answer simulations:
+a verdict: a tiny cell's bootstrap variance is itself unreliable) and is applied to every cell.
+
+**Limitation: the cells share the seeds.** Every cell's raw gap is measured on the same seeds'
+models, so the cells' errors are positively correlated (a seed that trains a model with a larger
+gap moves every cell's gap the same way), while this model takes them as independent. ``v_c``
+contains that common seed part, but the common part does not scatter the cells apart: the
+between-cell scatter is smaller than independent errors of variance ``v_c`` would give, so
+``tau^2`` is biased down (0 more often) and the estimates are pulled towards ``mu`` more than the
+data warrant; and ``mu``'s uncertainty ``1 / sum w`` treats the common part as if it averaged out
+over the cells, so the posterior sd is too small. Accounting for it would take the cells' full
+covariance from the design's replicates (a generalised, GLS moment estimator of ``tau^2`` with the
+seed part split off) -- not done: with few seeds that covariance is itself poorly estimated. The
+pooled estimate is therefore descriptive only, shown beside the raw gap and never tested; the
+verdicts, intervals and the max - min (:mod:`wgbstats.cells`) do account for the shared seeds.
+Known-answer simulations (independent cells only):
 ``tests/wgbstats/test_pooling.py`` (smaller squared error when the cells are equal; a real large
 difference in a big cell kept).
 """

@@ -23,8 +23,13 @@ the result's ``level``):
    (most populous match);
 6. ``context``: "Place, Context": the last comma part resolved by rules 1-3 (or the one before it;
    a context that names both a country and another country's subdivision is the subdivision,
-   "Roopville, Georgia", unless only the country has a place named like the first part),
-   else the first part by rules 1-5, else a context part by rules 4-5;
+   "Roopville, Georgia", unless only the country has a place named like the first part);
+   else, where the first part is a place name in several countries, its qualifiers choose among
+   them (:meth:`Gazetteer._by_qualifiers`: a subdivision of several countries, "Cumberland,
+   Maryland"; a US / Canadian / Australian subdivision code, "Hartford, CT"; a place name,
+   "Scarborough, Toronto"), and where they do not decide the most populous namesake, marked
+   ambiguous with the qualifiers in its derivation; else the first part by rules 1-5, else a
+   context part by rules 4-5;
 7. ``stripped``: the name without "County ", "Kingdom of ", " Castle", " Palace", " District",
    " State" ... resolved by rules 1-5;
 8. ``regex``: the countrycode regular expression of one country matches the string;
@@ -61,6 +66,8 @@ _PREFIXES = ("county of ", "county ", "kingdom of ", "grand duchy of ", "duchy o
 _SUFFIXES = (" castle", " palace", " district", " state", " province", " county", " borough", " prefecture",
              " city", " town", " village", " municipality")
 _PAREN = re.compile(r"\s*\(([^)]*)\)")
+#: Countries whose subdivision codes a birthplace may use as a qualifier ("Hartford, CT").
+_ABBREVIATED = ("US", "CA", "AU")
 
 
 def normalize(name: str) -> str:
@@ -120,6 +127,19 @@ class Gazetteer:
             subs[key].add(s.country_code)
             self.subdivision_code[key] = s.code
         self.subdivisions = {k: v for k, v in subs.items()}
+        # qualifiers (rule 6's namesakes): "Edinburgh" for "Edinburgh, City of"; US, Canadian and
+        # Australian subdivision codes ("CT", "NSW") as written in "Hartford, CT"
+        self.subdivision_alias: dict[str, set[str]] = defaultdict(set)
+        self.abbreviations: dict[str, set[str]] = defaultdict(set)
+        for s in pycountry.subdivisions:
+            key = normalize(s.name)
+            for suffix in (", city of", " city of"):
+                if key.endswith(suffix):
+                    self.subdivision_alias[key[: -len(suffix)]].add(s.country_code)
+            if key.startswith("city of "):
+                self.subdivision_alias[key[len("city of "):]].add(s.country_code)
+            if s.country_code in _ABBREVIATED and getattr(s, "parent_code", None) is None:
+                self.abbreviations[s.code.split("-", 1)[1]].add(s.country_code)
         self.cities: dict[str, list[tuple[int, str]]] = defaultdict(list)
         self.alternates: dict[str, list[tuple[int, str]]] = defaultdict(list)
         raw = gzip.decompress(resources.files("wikigenderbias").joinpath("resources", "gazetteer_cities.tsv.gz")
@@ -194,10 +214,82 @@ class Gazetteer:
             if found:
                 cc, n, k = found
                 how = ("GeoNames place" + (" (alternate name)" if level == "city_alternate" else "")
-                       + (f", most populous of {n} namesakes in {k} countries" if k > 1 else
+                       + (f", most populous of {n} namesakes in {k} countries (ambiguous: no qualifier to choose by)"
+                          if k > 1 else
                           f", most populous of {n} namesakes in one country" if n > 1 else ""))
                 return self._place(place, cc, level, how, ambiguous=k if k > 1 else 0)
         return None
+
+    def _namesakes(self, key: str) -> dict[str, int]:
+        """Country -> population of its most populous place named ``key`` (GeoNames names, else
+        alternate names): the countries a place name may lie in."""
+        out: dict[str, int] = {}
+        for pop, cc in self.cities.get(key) or self.alternates.get(key) or []:
+            out[cc] = max(pop, out.get(cc, -1))
+        return out
+
+    def _qualifier(self, raw: str, key: str) -> tuple[set[str], dict[str, int], str]:
+        """What a qualifier ("Maryland", "CT", "London") says about the country: (the countries it
+        names as a country, a curated place, a subdivision (in any number of countries) or a
+        subdivision code; the countries its GeoNames namesakes lie in, with their populations;
+        how, in words)."""
+        admin: set[str] = set()
+        hows = []
+        row = self.curated.get(key)
+        if row and row["country"]:
+            admin.add(row["country"])
+            hows.append(f"curated {row['country']}")
+        if key in self.countries:
+            admin.add(self.countries[key])
+            hows.append(f"country {self.countries[key]}")
+        subs = set(self.subdivisions.get(key, ())) | self.subdivision_alias.get(key, set())
+        if subs:
+            admin |= subs
+            hows.append(f"subdivision in {'/'.join(sorted(subs))}")
+        code = raw.strip().replace(".", "")
+        if re.fullmatch(r"[A-Z]{2,3}", code) and code in self.abbreviations:
+            admin |= self.abbreviations[code]
+            hows.append(f"subdivision code in {'/'.join(sorted(self.abbreviations[code]))}")
+        places = self._namesakes(key)
+        if places:
+            hows.append(f"place in {'/'.join(sorted(places))}")
+        return admin, places, "; ".join(hows) or "not a known name"
+
+    def _by_qualifiers(self, place: str, first: str, raw_parts: list[str], parts: list[str]) -> Place | None:
+        """Rule 6b: the first part is a place name in several countries; its qualifiers, last first,
+        choose among them. A qualifier that names countries as a country, curated place, subdivision or
+        subdivision code (A) decides when exactly one of A holds a namesake, or when A is one country
+        (the first part then a place the table lacks, e.g. a district); a qualifier that is only a
+        place name decides by its most populous namesake's country (the rule of a bare name), also
+        among several of A holding namesakes. Where none decides: the first part's most populous
+        namesake, marked ambiguous, the qualifiers that did not decide in its derivation (``None``
+        when the first part is no place name of several countries)."""
+        names = self._namesakes(first)
+        if len(names) < 2:
+            return None
+        tried = []
+        for raw, ctx in zip(reversed(raw_parts[1:]), reversed(parts[1:])):
+            admin, places, how = self._qualifier(raw, ctx)
+            tried.append(f"{ctx!r} ({how})")
+            both = admin & set(names)
+            top = max(places, key=places.get) if places else None
+            pick = None
+            if len(both) == 1:
+                pick = next(iter(both))
+            elif not both and len(admin) == 1:
+                pick = next(iter(admin))
+            elif top is not None and (top in both or not admin):
+                pick, how = top, f"{how}; its most populous namesake in {top}"
+            if pick is not None:
+                lacks = "" if pick in names else f"; no namesake of {first!r} there in the table"
+                return self._place(place, pick, "context",
+                                   f"qualifier {ctx!r} ({how}) chose {pick} among the namesakes of {first!r} in "
+                                   f"{len(names)} countries ({'/'.join(sorted(names))}){lacks}")
+        cc = max(names, key=names.get)
+        return self._place(place, cc, "context",
+                           f"part {first!r}: GeoNames place, most populous of namesakes in {len(names)} countries "
+                           f"({'/'.join(sorted(names))}); ambiguous: the qualifier(s) {', '.join(tried)} did not decide",
+                           ambiguous=len(names))
 
     # ------------------------------------------------------------------ public
     def resolve(self, place: str) -> Place:
@@ -211,9 +303,10 @@ class Gazetteer:
         hit = self._named(place, key)
         if hit is not None:
             return hit
-        parts = [normalize(p) for p in bare.split(",") if p.strip()]
+        raw_parts = [p.strip() for p in bare.split(",") if p.strip()]
+        parts = [normalize(p) for p in raw_parts]
         if paren:  # "Georgia (U.S. state)": the parenthesis as a context
-            parts = [key, normalize(paren.group(1))]
+            raw_parts, parts = [bare, paren.group(1)], [key, normalize(paren.group(1))]
         if len(parts) > 1:
             for ctx in reversed(parts[1:]):
                 hit = self._context(place, ctx, parts[0])
@@ -221,6 +314,9 @@ class Gazetteer:
                     return self._place(place, hit.country, "context", f"context {ctx!r}: {hit.derivation}",
                                        region=hit.region if hit.country is None else None,
                                        north_south=hit.north_south if hit.country is None else None)
+            hit = self._by_qualifiers(place, parts[0], raw_parts, parts)
+            if hit is not None:
+                return hit
             for i, part in enumerate(parts):  # the first part, then the contexts, as places
                 hit = self._named(place, part) if i == 0 or part not in self.curated else None
                 if hit is not None and hit.country is not None:

@@ -124,6 +124,9 @@ class GroupTable:
             "places_by_level": {lv: int((places["place_level"] == lv).sum()) for lv in LEVELS},
             "ambiguous_places": int((places["place_ambiguous"] > 0).sum()),
             "ambiguous_persons": int((f["place_ambiguous"] > 0).sum()),
+            # "Place, Qualifier" with a place name of several countries: chosen by the qualifier, or not
+            "qualifier_decided_persons": int(f["place_derivation"].str.startswith("qualifier ").sum()),
+            "qualifier_undecided_persons": int(f["place_derivation"].str.contains("did not decide", regex=False).sum()),
             "persons_with_country": int(f["country"].notna().sum()),
             "persons_with_region": int((f["region"] != "unknown").sum()),
             "share_with_country": round(float(f["country"].notna().mean()), 4) if n else None,
@@ -207,7 +210,8 @@ def attribute_table(persons: Iterable[Mapping] | None = None, *, eras: EraBins =
                        "non-binary / other / unknown, raw value in gender_raw)",
              "era": f"birth year (last number of the birthDate fact) in the bins {list(eras.labels)}",
              "country": "birthPlace through the shipped gazetteer (wikigenderbias.gazetteer; rule in place_level, "
-                        "how in place_derivation; ambiguous city names: the most populous namesake)",
+                        "how in place_derivation; a city name of several countries: the one its qualifiers choose "
+                        "(\"Halifax, West Yorkshire\"), else the most populous namesake, counted in place_ambiguous)",
              "region": "UN M49 region of the country, the Americas split into Northern America and Latin America "
                        "and the Caribbean",
              "north_south": NORTH_RULE}

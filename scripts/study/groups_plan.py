@@ -182,6 +182,9 @@ def markdown(p: dict) -> str:
             lines.append("")
     t = p["timing"]
     lines.append(f"Wall time {t['wall_s']} s on {t['cores']} cores, load before {t['load_before']}.")
+    for a in p.get("amendments", []):   # dated, appended after the analysis; never an edited claim
+        lines += ["", f"## Amendment {a['date']}: {a['title']}", "", a["text"], "",
+                  f"Result: {a['result'] or 'pending (the re-run follows this amendment' + chr(39) + 's commit).'}"]
     return "\n".join(lines) + "\n"
 
 

@@ -50,6 +50,33 @@ def test_gazetteer_rules(place, country, region, ns, level):
     assert (p.country, p.region, p.north_south, p.level) == (country, region, ns, level), p
 
 
+@pytest.mark.parametrize("place, country, how", [
+    ("Halifax, West Yorkshire", "GB", "west yorkshire"),        # not Halifax, Nova Scotia (the most populous)
+    ("Halifax, Nova Scotia", "CA", "nova scotia"),
+    ("Cumberland, Maryland", "US", "qualifier 'maryland'"),     # a US state that is also a county of Liberia
+    ("Naples, Florida", "US", "qualifier 'florida'"),           # not Naples, Italy
+    ("Hartford, CT", "US", "subdivision code in US"),
+    ("Richmond, London", "GB", "qualifier 'london'"),           # not Richmond, Virginia
+    ("Scarborough, Toronto", "CA", "its most populous namesake in CA"),
+    ("Uplands, Swansea", "GB", "no namesake of 'uplands' there"),  # Dylan Thomas's birthplace
+])
+def test_qualifiers_choose_among_namesakes(place, country, how):
+    p = gazetteer().resolve(place)
+    assert (p.country, p.ambiguous) == (country, 0) and how in p.derivation, p
+
+
+def test_qualifiers_that_do_not_decide_keep_the_most_populous_marked_ambiguous():
+    bare, odd = gazetteer().resolve("Halifax"), gazetteer().resolve("Halifax, Xyzzy Plugh")
+    assert bare.country == odd.country == "CA" and bare.ambiguous == odd.ambiguous >= 3
+    assert "no qualifier" in bare.derivation and "'xyzzy plugh' (not a known name) did not decide" in odd.derivation
+    t = attribute_table([_person("a", "female", "May 1, 1901", "Halifax, Xyzzy Plugh"),
+                         _person("b", "male", "May 1, 1901", "Halifax, West Yorkshire"),
+                         _person("c", "male", "May 1, 1901", "Naples, Florida")])
+    cov = t.coverage()
+    assert (cov["ambiguous_persons"], cov["qualifier_undecided_persons"], cov["qualifier_decided_persons"]) == (1, 1, 1)
+    assert "did not decide" in t.frame.set_index("entity_id").loc["a", "place_derivation"]
+
+
 def test_ambiguous_city_names_take_the_most_populous_and_are_counted():
     p = gazetteer().resolve("Perth")           # Perth, Western Australia; namesakes in Scotland, Canada...
     assert p.country == "AU" and p.ambiguous >= 2 and "most populous" in p.derivation
@@ -93,6 +120,11 @@ def test_release_known_persons_and_totals():
     assert cells.loc["total", "total"] == 5169
     assert cells.loc["female", "total"] == 1504 and cells.loc["male", "total"] == 3665
     assert t.coverage()["distinct_places"] == 2581
+    # known persons born in a place whose name is more populous elsewhere
+    for eid, country in (("train-00471", "GB"),          # Ernest Lister, Halifax, West Yorkshire
+                         ("male_test-00242", "GB"),      # Dylan Thomas, Uplands, Swansea
+                         ("male_test-00112", "GB")):     # John Richardson Wigham, Newington, Edinburgh
+        assert f.loc[eid, "country"] == country and f.loc[eid, "region"] == "Europe"
 
 
 def test_cli_groups_prints_cells_and_writes_table(tmp_path):

@@ -53,6 +53,8 @@ class PipelineConfig:
     folds: int = 5
     fold_seed: int = 0
     runs_dir: str | None = None          # a shared store of fold runs (e.g. the cross-fitted study's)
+    # --groups (wgb.pipeline.groups): {"columns", "era_edges", "min_per_gender"}; None = no per-cell part
+    groups: dict[str, Any] | None = None
 
     def resolved_protocol(self) -> str:
         return self.protocol or DEFAULT_PROTOCOL.get(self.profile, "test")
@@ -77,6 +79,9 @@ class PipelineConfig:
         # the protocol as resolved; the cross-fitting fields only under crossfit, so test-protocol
         # folders written before they existed still match; where fold runs live is not identity
         d.pop("runs_dir", None)
+        # the per-cell part is the identity of its own stage and of the report (wgb.pipeline.groups),
+        # never of the seeds' stages: a finished run asked again with --groups reuses them
+        d.pop("groups", None)
         d["protocol"] = self.resolved_protocol()
         if d["protocol"] == "test":
             for k in ("protocol", "folds", "fold_seed"):
@@ -160,6 +165,9 @@ class PipelineConfig:
                     threads=self.threads).validate()
         EmbeddingConfig(model=self.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"], batch_size=s["kge_batch_size"],
                        seed=self.seed, num_threads=self.threads)
+        from wgb.pipeline.groups import check as check_groups
+
+        check_groups(self.groups)
         if self.dataset is not None:
             from wikigenderbias.release import check_folder
 

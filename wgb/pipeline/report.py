@@ -147,8 +147,9 @@ def plot_bias_added(analysis: dict, path: Path) -> Path | None:
 
 
 def write_report(folder: Path, *, cfg, settings: dict, analysis: dict, extraction: dict, link_reports: dict,
-                 timings: dict, seconds: dict | None = None) -> Path:
-    """``report.html`` / ``.md`` / ``.json`` and the charts into ``folder``.
+                 timings: dict, seconds: dict | None = None, groups: dict | None = None) -> Path:
+    """``report.html`` / ``.md`` / ``.json`` and the charts into ``folder``; with ``groups``
+    (:func:`wgb.pipeline.groups.compute`'s JSON), the intersectional section and its plot ``groups.png``.
 
     ``extraction``: per extractor, the seed-averaged F1 per relation and gender
     (``{v: {relation: {"male", "female"}}}``); ``timings``: per seed, per stage (seconds)."""
@@ -166,10 +167,18 @@ def write_report(folder: Path, *, cfg, settings: dict, analysis: dict, extractio
     }
     charts = {"propagation": plot_propagation(analysis, folder / "propagation.png"),
               "bias_added": plot_bias_added(analysis, folder / "bias_added.png")}
+    from wgb.pipeline.groups import plot as plot_groups, section
+
+    if groups is not None:
+        charts["groups"] = plot_groups(groups, folder / "groups.png")
+    else:  # a report rendered again without --groups keeps no plot of an earlier one
+        (folder / "groups.png").unlink(missing_ok=True)
+
+    cells = section(groups)
     context = {"analysis": analysis, "cfg": asdict(cfg), "settings": settings, "prov": provenance,
                "extraction": extraction, "link_reports": link_reports, "timings": timings,
                "seconds": seconds or {}, "target": TARGET_RELATION, "gender_relation": GENDER_RELATION,
-               "n_seeds": len(seeds), "min_seeds": MIN_SEEDS,
+               "n_seeds": len(seeds), "min_seeds": MIN_SEEDS, "cells": cells,
                "charts": {k: (p.name if p else None) for k, p in charts.items()}}
     render_to(folder / "report.md", "run_report.md", package="wgb", **context)
     html = render("run_report.html", package="wgb", **context,
@@ -179,5 +188,6 @@ def write_report(folder: Path, *, cfg, settings: dict, analysis: dict, extractio
     atomic_write_text(folder / "report.html", html)
     atomic_write_json(folder / "report.json", clean_json({
         "provenance": provenance, "config": asdict(cfg), "settings": settings, "analysis": analysis,
-        "extraction": extraction, "fb13_links": link_reports, "timings": timings}))
+        "extraction": extraction, "fb13_links": link_reports, "timings": timings,
+        **({"groups": groups} if groups is not None else {})}))
     return folder

@@ -127,6 +127,10 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
         from relext.protocols.crossfit import FoldSpec, check_plan
 
         check_plan(dataset, FoldSpec(folds=cfg.folds, fold_seed=cfg.fold_seed))
+    if cfg.groups:   # every person has the attributes of the cells, before any folder is written
+        from wikigenderbias.groups import EraBins, attribute_table
+
+        attribute_table(eras=EraBins(tuple(cfg.groups["era_edges"])), dataset=cfg.dataset)
     _record_study(out, cfg, s)
     _check_data(out, cfg, dataset)  # finished stages are reused only over the same rows
     variants = cfg.variants()
@@ -139,6 +143,20 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
             link_reports[seed] = _seed_stages(cfg, s, out, seed, dataset, log, progress)
     top = Stages(out, log)
     name = f"report/seeds-{'-'.join(map(str, seeds))}"
+    groups_file = None
+    if cfg.groups:  # its own stage, named by its settings and the seeds; the report names it too
+        from wgb.pipeline import groups as cell_groups
+        from wikigenderbias.schema import SPLITS
+
+        gkey = cell_groups.key(cfg.groups, seeds)
+        if cell_groups.stale(out, cfg.groups, seeds):  # a seed's stage ran again since: cells and report anew
+            log(f"[redo] groups/{gkey}: the seeds' stages changed since it ran; running it again")
+            for m in (f"groups_{gkey}", f"report_seeds-{'-'.join(map(str, seeds))}+groups-{gkey}"):
+                (out / "stages" / f"{m}.done").unlink(missing_ok=True)
+        top.run(f"groups/{gkey}", lambda: cell_groups.compute(out, cfg, s, seeds, dataset,
+                                                             SPLITS if cfg.crossfit else TEST_SPLITS))
+        groups_file = cell_groups.folder(out, cfg.groups, seeds) / "cells.json"
+        name += f"+groups-{gkey}"
 
     def report() -> None:
         # one report folder for every seed selection: a report written for these seeds replaces the
@@ -146,7 +164,7 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
         for other in (out / "stages").glob("report_seeds-*.done"):
             if other.name != f"{name.replace('/', '_')}.done":
                 other.unlink()
-        _report(out, cfg, s, variants, seeds, dataset, link_reports)
+        _report(out, cfg, s, variants, seeds, dataset, link_reports, groups_file=groups_file)
 
     top.run(name, report)
     seconds = time.perf_counter() - t_start
@@ -360,8 +378,9 @@ def _graph_stages(stages: Stages, cfg: PipelineConfig, s: dict[str, Any], out: P
 
 
 def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[str], seeds: list[int], dataset,
-            link_reports: dict[int, dict[str, Any]]) -> None:
-    """The pooled report of the seeds' runs."""
+            link_reports: dict[int, dict[str, Any]], groups_file: Path | None = None) -> None:
+    """The pooled report of the seeds' runs (with ``groups_file``: the per-cell part of
+    :mod:`wgb.pipeline.groups`, its ``cells.json``)."""
     from kge.bias import load_results
     from wgb.pipeline.answer import analyse
     from wgb.pipeline.pairs import candidate_pairs
@@ -403,4 +422,5 @@ def _report(out: Path, cfg: PipelineConfig, s: dict[str, Any], variants: list[st
         timings[seed] = json.loads(t.read_text()) if t.exists() else {}
     links = {f"seed {seed} / {g}": r for seed, reps in link_reports.items() for g, r in reps.items()}
     write_report(out / "report", cfg=cfg, settings=s, analysis=analysis, extraction=extraction,
-                 link_reports=links, timings=timings)
+                 link_reports=links, timings=timings,
+                 groups=json.loads(groups_file.read_text()) if groups_file else None)
