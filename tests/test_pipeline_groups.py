@@ -131,7 +131,7 @@ def test_api_groups_checked_and_keys_differ():
 
 
 def test_section_says_which_gender_is_short():
-    from wgb.pipeline.groups import section
+    from wgb.pipeline.groups_report import section
 
     def rows(cell, male, female, judged, verdict):
         return [{"cell": cell, "metric": m, "male": male, "female": female, "judged": judged, "verdict": verdict,

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+import os
+from pathlib import Path
+from typing import Any, Mapping
 
 from wgbcore.config import check_finite, parse_overrides
 
@@ -165,11 +167,30 @@ class PipelineConfig:
                     threads=self.threads).validate()
         EmbeddingConfig(model=self.kge_model, dim=s["kge_dim"], epochs=s["kge_epochs"], batch_size=s["kge_batch_size"],
                        seed=self.seed, num_threads=self.threads)
-        from wgb.pipeline.groups import check as check_groups
-
         check_groups(self.groups)
         if self.dataset is not None:
             from wikigenderbias.release import check_folder
 
             check_folder(self.dataset)
         return self
+
+
+def check_groups(groups: Mapping[str, Any] | None) -> None:
+    """A ``--groups`` setting (:mod:`wgb.pipeline.groups`) given through the API is checked as the CLI checks it (one-line errors)."""
+    if groups is None:
+        return
+    from relext.evaluation.cell_gaps import parse_groups
+    from wikigenderbias.groups import EraBins
+
+    if not isinstance(groups, Mapping) or set(groups) != {"columns", "era_edges", "min_per_gender"}:
+        raise ValueError(f"groups must be a mapping with columns, era_edges and min_per_gender, got {groups!r}")
+    parse_groups(",".join(["gender", *groups["columns"]]))
+    EraBins(tuple(groups["era_edges"]))
+    m = groups["min_per_gender"]
+    if isinstance(m, bool) or not isinstance(m, int) or m < 2:
+        raise ValueError(f"groups min_per_gender must be a whole number >= 2, got {m!r}")
+
+
+def seed_dir(out: str | os.PathLike, seed: int) -> Path:
+    """The sub-folder of one seed's run."""
+    return Path(out) / f"seed-{seed}"

@@ -14,22 +14,10 @@ from wgb.pipeline.config import GENDER_RELATION, TARGET_RELATION
 from wgbcore.atomicio import atomic_savefig, atomic_write_json, clean_json
 from wgbstats.design import MIN_SEEDS
 
-#: Width of the charts in inches at ``DPI``: 1000 px, the page's text width.
-FIG_WIDTH, DPI = 10.0, 100
-MARKERS = ["o", "s", "^", "D", "v", "P"]
-REL_COLORS = {"spouse": "#c0504d", "hypernym": "#4f8a10", "birthDate": "#8064a2", "birthPlace": "#2b8cbe"}
+from wgb.pipeline.charts import DPI, FIG_WIDTH, MARKERS, REL_COLORS, _plt  # noqa: E402,F401
 PART_LABELS = {"shared": "shared items: |extracted| − |gold|", "error_born": "error-born items",
                "missed": "missed gold items (subtracted)", "added": "total bias added",
                "excess": "total − control"}
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _ok(x: Any) -> bool:
@@ -167,7 +155,7 @@ def write_report(folder: Path, *, cfg, settings: dict, analysis: dict, extractio
     }
     charts = {"propagation": plot_propagation(analysis, folder / "propagation.png"),
               "bias_added": plot_bias_added(analysis, folder / "bias_added.png")}
-    from wgb.pipeline.groups import plot as plot_groups, section
+    from wgb.pipeline.groups_report import plot as plot_groups, section
 
     if groups is not None:
         charts["groups"] = plot_groups(groups, folder / "groups.png")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from wgb import __version__
-from wgb.pipeline.config import GENDER_RELATION, TARGET_RELATION, TEST_SPLITS, PipelineConfig
+from wgb.pipeline.config import GENDER_RELATION, TARGET_RELATION, TEST_SPLITS, PipelineConfig, seed_dir  # noqa: F401
 from wgb.pipeline.gold import gold_triples
 from wgb.pipeline.linking import link_to_fb13
 from wgb.pipeline.report import write_report
@@ -96,11 +96,6 @@ class RunResult:
     seconds: float
     report_html: str
     seeds: list[int] = field(default_factory=list)
-
-
-def seed_dir(out: str | os.PathLike, seed: int) -> Path:
-    """The sub-folder of one seed's run."""
-    return Path(out) / f"seed-{seed}"
 
 
 #: Written into a seed's ``stages/`` when all its stages are done (the run executor's marker).
