@@ -119,6 +119,13 @@ def score_groups(data: StudyCounts, *, columns: Sequence[str], eras: EraBins = E
     return out
 
 
+def cut(ci, low: float, high: float):
+    """An interval cut to the range its statistic can take (an F1 gap in [-1, 1], a difference of two
+    in [-2, 2], a max - min in [0, 2]): a t interval over few seeds can reach past it, and the true
+    value lies inside, so cutting keeps the coverage. None stays None."""
+    return [None if x is None else min(max(float(x), low), high) for x in ci]
+
+
 def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactions, with_ranges=True) -> dict:
     sizes = cd.sizes()
     judged = [c for c in cd.cells if c != UNKNOWN and cd.enough(c)]
@@ -140,7 +147,8 @@ def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactio
             rows.append({"cell": c, "metric": m, "male": sizes[c]["male"], "female": sizes[c]["female"],
                          "judged": c in judged, "mde": finite_or_none(v.mde) if v and v.mde is not None else None,
                          "gap": finite_or_none(e.value) if e is not None and c in judged else None,
-                         "ci": [finite_or_none(x) for x in v.ci_adjusted] if v and not e.degenerate else None,
+                         "ci": cut([finite_or_none(x) for x in v.ci_adjusted], -1.0, 1.0)
+                         if v and not e.degenerate else None,
                          "ci_level": v.ci_adjusted_level if v else None,
                          "p_adjusted": v.p_adjusted if v else None, "verdict": status,
                          "pooled": finite_or_none(pooled.estimate[k]) if c != UNKNOWN else None,
@@ -151,7 +159,10 @@ def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactio
     if len(judged) >= 2 and with_ranges:
         for m in metrics:
             r = cd.range(variant, m, judged, alpha=alpha / len(metrics))
-            ranges.append({k: v for k, v in r.to_dict().items() if k != "pairs"})
+            d = {k: v for k, v in r.to_dict().items() if k != "pairs"}
+            if d.get("ci"):
+                d["ci"] = cut(d["ci"], 0.0, 2.0)    # a max - min of F1 gaps lies in [0, 2]
+            ranges.append(d)
     inter = []
     pairs = [(a, b) for a, b in interactions if a in judged and b in judged]
     skipped = [[a, b] for a, b in interactions if (a, b) not in pairs]
@@ -162,7 +173,7 @@ def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactio
             m, ab = c.name.split(" | ")
             a, b = ab.split(" - ")
             inter.append({"cells": [a, b], "metric": m, "mde": finite_or_none(v.mde) if v.mde else None,
-                          "value": v.value, "ci": v.ci_adjusted, "ci_level": v.ci_adjusted_level,
+                          "value": v.value, "ci": cut(v.ci_adjusted, -2.0, 2.0), "ci_level": v.ci_adjusted_level,
                           "p_adjusted": v.p_adjusted,
                           "verdict": {"supported": f"gap larger in {a}", "contradicted": f"gap larger in {b}",
                                       "undecided": "undecided"}[v.verdict]})

@@ -137,3 +137,14 @@ def test_grid_commands_check_groups_before_any_work(tmp_path, command):
     res = CliRunner().invoke(cli, [*command, str(tmp_path / "out"), "--groups", "gender,bogus", "--no-train"])
     assert res.exit_code == 2 and "unknown grouping 'bogus'" in res.output
     assert not (tmp_path / "out").exists()
+
+
+def test_intervals_are_cut_to_what_an_f1_gap_can_be():
+    """A t interval over few seeds can reach past [-1, 1] (a 3-seed run's cell did: [-0.79, +1.43]);
+    the reported one is cut there, a max - min at [0, 2], a difference of gaps at [-2, 2]."""
+    from relext.evaluation.cell_gaps import cut
+
+    assert cut([-0.787, 1.43], -1.0, 1.0) == [-0.787, 1.0]
+    assert cut([-0.2, 2.6], 0.0, 2.0) == [0.0, 2.0]
+    assert cut([None, 0.5], -1.0, 1.0) == [None, 0.5]
+    assert cut([-3.0, -2.5], -2.0, 2.0) == [-2.0, -2.0]
