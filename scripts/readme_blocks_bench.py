@@ -321,5 +321,43 @@ def re_step_profile(src: str = "benchmarks/results/re_step_profile.json") -> str
             f"the numbers, a GPU changes the machine (`{src}`).")
 
 
+def re_equivalence_confirm(src: str = f"{RES}/re_equivalence_confirm.json") -> str:
+    """The confirmatory equivalence study of PCNN's gather convolution: its verdict and, per quantity of
+    the argmax rule, the paired difference's 90% interval against the margin."""
+    r = _load(src)
+    s = r["summary"]["pcnn"]
+    a = s["argmax"]["quantities"]
+    margin = a[0]["margin"]
+    lines = [f"Confirmatory study (plan committed before its runs: `benchmarks/results/re_equivalence_plan.md`; "
+             f"`{src}`): PCNN+attention, {len(s['seeds'])} paired seeds ({min(s['seeds'])}-{max(s['seeds'])}), "
+             f"gather - dense, two one-sided t tests at 5% against a margin of {margin} F1 on every quantity of "
+             f"the argmax rule: **{s['argmax'].get('verdict', s.get('verdict'))}**.", "",
+             "| quantity | dense mean | gather mean | mean difference | 90% interval | TOST |", "|---|---|---|---|---|---|"]
+    for q in a:
+        lines.append(f"| {q['quantity']} | {q['old_mean']:.4f} | {q['new_mean']:.4f} | {q['mean']:+.4f} | "
+                     f"[{q['ci_low']:+.4f}, {q['ci_high']:+.4f}] | {q['verdict']} |")
+    return "\n".join(lines)
+
+
+def re_fold_runs(src: str = f"{RES}/re_fold_runs.json") -> str:
+    """One cross-fitted fold run per encoder and convolution path, paired, one after another."""
+    r = _load(src)
+    m = r["meta"]
+    loads = [x["load_before"] for x in r["runs"]] + [x["load_after"] for x in r["runs"]]
+    lines = [f"One cross-fitted fold run (fold 0 of 5, at most 10 epochs with early stopping, Word2Vec from an "
+             f"empty cache, prediction and evaluation of the held-out fold) per encoder and path, {m['threads']} "
+             f"torch thread(s), one run at a time; 1-minute load {_load_range(*loads)} on {m['cpu_count']} cores "
+             f"(`{src}`):", "",
+             "| encoder | path | epochs | s / epoch | fold-run wall (s) |", "|---|---|---|---|---|"]
+    for x in r["runs"]:
+        lines.append(f"| {x['encoder']} | {x['path']} | {x['epochs_run']} | {x['mean_epoch_train_s']:.1f} | "
+                     f"{x['wall_s']:.0f} |")
+    lines += ["", "| encoder | dense / gather, fold-run wall | per epoch |", "|---|---|---|"]
+    for enc, v in r["summary"].items():
+        lines.append(f"| {enc} | {v['wall_ratio']:.2f}x | {v['epoch_ratio']:.2f}x |")
+    return "\n".join(lines)
+
+
 BLOCKS = {"re-step-profile": re_step_profile, "re-speed-pcnn": re_speed_pcnn, "kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru, "re-speed-rnn-gather": re_speed_rnn_gather,
+          "re-equivalence-confirm": re_equivalence_confirm, "re-fold-runs": re_fold_runs,
           "data-build-speed": data_build_speed, "data-build-scale": data_build_scale, "distant-vs-release": distant_vs_release, "pbg-scaling": pbg_scaling}

@@ -4,10 +4,10 @@
 fields left out); a run record is read with ``ExtractorConfig.from_json(path, record=True)``.
 Transforms whose behaviour changed carry a version (``relext.debias.transform_versions``) in the
 identity, so a finished run of an older version is refused, never silently reused. Likewise the
-CNN/PCNN convolution's implementation (``conv_impl``: ``"dense"``, the path every committed run
-was trained with, or ``"gather"``, the same function in real arithmetic computed from per-word
-projections, see :mod:`relext.model.encoders.conv_gather`): a run record without the field was
-trained by ``"dense"``, and the identity names the field only where it differs from that (and
+CNN/PCNN convolution's implementation (``conv_impl``: ``"dense"``, the path of every run before the
+gather path, or ``"gather"``, the same function in real arithmetic computed from per-word
+projections, see :mod:`relext.model.encoders.conv_gather`; a new PCNN run's default since its
+equivalence study, :func:`default_conv_impl`): a run record without the field was trained by ``"dense"``, and the identity names the field only where it differs from that (and
 only for an encoder with a convolution), so a study never mixes the two paths silently. The same
 holds for the RNN/BiRNN recurrence on CPU (``rnn_impl``: ``"fused"``, every committed run, or
 ``"gather"``, :mod:`relext.model.encoders.rnn_gather`): a record without it was trained by ``"fused"``,
@@ -43,6 +43,17 @@ LEGACY_CONV_IMPL = "dense"
 LEGACY_RNN_IMPL = "fused"
 
 
+def default_conv_impl(encoder: str) -> str:
+    """The convolution a new run of ``encoder`` gets when its config names none: the encoder class's
+    ``default_conv_impl`` (PCNN: ``"gather"``, equivalent to ``"dense"`` within 0.005 F1 on every
+    quantity of its confirmatory study, ``benchmarks/results/re_equivalence_confirm.md``; CNN:
+    ``"dense"``), :data:`LEGACY_CONV_IMPL` for an encoder without a convolution or an unknown one."""
+    try:
+        return getattr(encoder_class(encoder), "default_conv_impl", LEGACY_CONV_IMPL)
+    except ValueError:
+        return LEGACY_CONV_IMPL
+
+
 @dataclass
 class ExtractorConfig:
     """Everything that defines a training run (OpenNRE's defaults for the model)."""
@@ -65,10 +76,12 @@ class ExtractorConfig:
     select_metric: str = "micro_f1"
     rnn_cell: str = "gru"
     bucket_size: int = 64           # CNN/PCNN: sentences per length bucket (speed only; dense path)
-    # CNN/PCNN convolution: "dense" (im2col matrix product over length buckets; every committed
-    # run) or "gather" (per-word projections gathered at the real tokens; equal in real arithmetic,
-    # not bit for bit). Part of the run's identity; a record without it means "dense".
-    conv_impl: str = "dense"
+    # CNN/PCNN convolution: "dense" (im2col matrix product over length buckets; every run before
+    # the gather path) or "gather" (per-word projections gathered at the real tokens; equal in real
+    # arithmetic, not bit for bit). None: the encoder's default (PCNN "gather", since its
+    # confirmatory equivalence study; CNN "dense"). Part of the run's identity; a record without it
+    # means "dense".
+    conv_impl: str | None = None
     # RNN/BiRNN recurrence on CPU: "fused" (every committed run) or "gather" (gathered input
     # projections, a leaner step; equal in real arithmetic, not bit for bit). Part of the run's
     # identity; a record without it means "fused". On CUDA both run the module's cuDNN forward.
@@ -98,6 +111,10 @@ class ExtractorConfig:
     # (relext.debias.transform_versions); None = this wgb's. A run record written before versions
     # were recorded reads as version 1 of each (``from_json(..., record=True)``).
     transform_versions: dict[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.conv_impl is None:      # the encoder's default path (an unknown encoder fails in validate)
+            self.conv_impl = default_conv_impl(self.encoder)
 
     def validate(self) -> "ExtractorConfig":
         encoder_class(self.encoder)

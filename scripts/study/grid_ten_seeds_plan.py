@@ -24,8 +24,14 @@ planned seeds are a second look and are registered as exploratory:
 
 The runs it plans (resumable; the same command continues where it stopped):
 
-    wgb re grid results/re_crossfit/grid --encoders cnn,pcnn,rnn@0-4,birnn@0-4 --selectors attention,average \\
-        --seeds 0-9 --protocol crossfit --folds 5 --runs-dir results/re_crossfit/grid/runs --executor processes
+    wgb re grid --out results/re_crossfit/grid --encoders cnn,pcnn,rnn@0-4,birnn@0-4 --selectors attention,average \\
+        --seeds 0-9 --protocol crossfit --folds 5 --runs-dir results/re_crossfit/grid/runs --executor processes \\
+        --set conv_impl=dense --amend-plan "the ten-seed plan (results/re_crossfit/grid_ten_seeds_plan.md)"
+
+``--set conv_impl=dense``: the committed runs are dense, and PCNN's default became the gather path after
+its equivalence study; a run's identity names its path, so without it the grid refuses to mix them.
+``--amend-plan``: the grid folder's own plan.json was registered for CNN/PCNN at seeds 0-4; this plan
+extends it (registered after runs had finished: exploratory, as above).
 """
 from __future__ import annotations
 

@@ -189,9 +189,12 @@ def test_bad_conv_impl():
 # the run's identity
 # ------------------------------------------------------------------------------------------------
 def test_conv_impl_in_the_identity():
-    dense, gather = TrainConfig(), TrainConfig(conv_impl="gather")
-    assert dense.conv_impl == "dense"                          # today's path stays the default
-    assert "conv_impl" not in dense.identity()                 # the identity every committed run has
+    dense, gather = TrainConfig(conv_impl="dense"), TrainConfig(conv_impl="gather")
+    # a new run's default: PCNN gather (its equivalence study passed), CNN dense (none for CNN)
+    assert TrainConfig().conv_impl == "gather" == TrainConfig(encoder="pcnn").conv_impl
+    assert TrainConfig(encoder="cnn").conv_impl == "dense"
+    assert TrainConfig.from_json({"encoder": "pcnn"}).conv_impl == "gather"      # a user's config file
+    assert "conv_impl" not in dense.identity()                 # the identity every dense run has
     assert gather.identity()["conv_impl"] == "gather"
     assert dense.differences(gather) == ["conv_impl"] == gather.differences(dense)
     # an encoder without a convolution: the field changes nothing, so it is not in the identity
@@ -224,13 +227,16 @@ def test_gather_runs_are_recorded_deterministic_and_never_mixed(tmp_path, ds):
     assert la == lb
     # a folder of the other path is refused, from either side
     with pytest.raises(ValueError, match=r"another config \(fields \['conv_impl'\]"):
-        train(_small(tmp_path), a, dataset=ds, progress=False)
+        train(_small(tmp_path, conv_impl="dense"), a, dataset=ds, progress=False)
     legacy = tmp_path / "legacy"                    # a dense run written before the field existed
     legacy.mkdir()
-    rec = {k: v for k, v in _small(tmp_path).current().to_json().items() if k != "conv_impl"}
+    rec = {k: v for k, v in _small(tmp_path, conv_impl="dense").current().to_json().items() if k != "conv_impl"}
     (legacy / "config.json").write_text(json.dumps({**rec, "package_version": "0.1.0"}))
     (legacy / "DONE").write_text("")
-    assert train(_small(tmp_path), legacy, dataset=ds, progress=False) == legacy
+    assert train(_small(tmp_path, conv_impl="dense"), legacy, dataset=ds, progress=False) == legacy
+    # a legacy dense run asked for with the new default (PCNN: gather) is refused, never reused
+    with pytest.raises(ValueError, match=r"another config \(fields \['conv_impl'\]"):
+        train(_small(tmp_path), legacy, dataset=ds, progress=False)
     with pytest.raises(ValueError, match=r"another config \(fields \['conv_impl'\]"):
         train(cfg, legacy, dataset=ds, progress=False)
 
