@@ -23,6 +23,9 @@ the confirmatory study uses **fresh seeds** (15-44), analysed once, at the plann
   Bonferroni bound ``1 - sum(1 - power)``.
 
     python benchmarks/re_equivalence_plan.py            # writes benchmarks/results/re_equivalence_plan.{json,md}
+    # CNN's plan (no CNN runs exist: the spread of PCNN's confirmatory study stands in, said so)
+    python benchmarks/re_equivalence_plan.py --encoder cnn --exploratory benchmarks/results/re_equivalence_confirm.json \\
+        --planning-encoder pcnn --out benchmarks/results/re_equivalence_cnn_plan
 
 The study itself, after the plan is committed (resumable; runs in ``runs/re_equivalence``)::
 
@@ -63,8 +66,12 @@ def power_at_zero(sd: float, n: int, margin: float, alpha: float) -> float:
     return power_at(0.0, sd, n, margin, alpha)
 
 
-def build(exploratory: dict) -> dict:
-    summary = exploratory["summary"][ENCODER][RULE]["quantities"]
+def build(exploratory: dict, encoder: str = ENCODER, planning_encoder: str | None = None,
+          source: str = "benchmarks/results/re_equivalence.json (seeds 0-14, seen twice)") -> dict:
+    """The plan of ``encoder``'s study; the power from ``planning_encoder``'s paired spread in
+    ``exploratory`` (default: the encoder's own)."""
+    planning_encoder = planning_encoder or encoder
+    summary = exploratory["summary"][planning_encoder][RULE]["quantities"]
     rows = []
     for q in summary:
         diffs = [b - a for a, b in zip(q["old"], q["new"])]
@@ -78,36 +85,43 @@ def build(exploratory: dict) -> dict:
     joint = max(0.0, 1 - sum(1 - r["power_at_zero"] for r in rows))
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True,
                             text=True).stdout.strip()
+    name = "re_equivalence_confirm" if encoder == "pcnn" else f"re_equivalence_{encoder}"
+    label = encoder.upper()
+    decision = (f"gather becomes {label}'s default only if the claim holds; otherwise dense stays the default"
+                + ("; CNN's default does not change under this plan" if encoder == "pcnn" else ""))
     return {
-        "plan": "re_equivalence_confirm",
+        "plan": name,
         "written": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "written_at_commit": commit,
-        "claim": (f"{ENCODER}+attention with conv_impl='gather' is equivalent to 'dense' within "
+        "claim": (f"{encoder}+attention with conv_impl='gather' is equivalent to 'dense' within "
                   f"{MARGIN} F1 on every quantity of the {RULE} rule (intersection-union of "
                   f"paired TOSTs at alpha {ALPHA} each)"),
-        "encoder": ENCODER, "selector": "attention", "rule": RULE,
+        "encoder": encoder, "selector": "attention", "rule": RULE,
         "seeds": SEEDS, "margin": MARGIN, "alpha": ALPHA,
         "looks": "one, when all planned seeds are done; none before",
-        "decision": ("gather becomes PCNN's default only if the claim holds; otherwise dense stays "
-                     "the default; CNN's default does not change under this plan"),
-        "exploratory_source": "benchmarks/results/re_equivalence.json (seeds 0-14, seen twice)",
-        "command": ("python benchmarks/re_equivalence.py --encoders pcnn --seeds 15-44 "
-                    "--out benchmarks/results/re_equivalence_confirm"),
+        "decision": decision,
+        "exploratory_source": source, "planning_encoder": planning_encoder,
+        "command": (f"python benchmarks/re_equivalence.py --encoders {encoder} --seeds {SEEDS[0]}-{SEEDS[-1]} "
+                    f"--out benchmarks/results/{name}"),
         "power": rows, "joint_power_lower_bound": joint,
     }
 
 
 def markdown(p: dict) -> str:
     lines = [
-        "# Plan: confirmatory equivalence study of the convolution's gather path (PCNN)", "",
+        f"# Plan: confirmatory equivalence study of the convolution's gather path ({p['encoder'].upper()})", "",
         f"Written {p['written']} at commit `{p['written_at_commit'][:10]}`, before any of its runs.", "",
         f"- **Claim**: {p['claim']}.",
-        f"- **Seeds**: {p['seeds'][0]}-{p['seeds'][-1]} ({len(p['seeds'])} fresh paired seeds; seeds "
-        "0-14 were the exploratory study, looked at twice, and are not reused).",
+        f"- **Seeds**: {p['seeds'][0]}-{p['seeds'][-1]} ({len(p['seeds'])} fresh paired seeds"
+        + ("; seeds 0-14 were the exploratory study, looked at twice, and are not reused)." if p["encoder"] == "pcnn"
+           else f"; no {p['encoder'].upper()} run of either path exists yet)."),
         f"- **Looks**: {p['looks']}.",
         f"- **Decision**: {p['decision']}.",
         f"- **Command**: `{p['command']}`.", "",
         "## Power (exploratory spread; planning figures, not verdicts)", "",
+        *([f"No {p['encoder'].upper()} runs exist: the paired spread of {p['planning_encoder'].upper()}'s study "
+           f"(`{p['exploratory_source']}`) stands in for it; the power below is what it would be if "
+           f"{p['encoder'].upper()}'s spread were the same.", ""] if p.get("planning_encoder", p["encoder"]) != p["encoder"] else []),
         "| quantity | exploratory mean diff | exploratory sd of diff | power at a true diff of 0, N = "
         f"{len(p['seeds'])} | power if the true diff were the exploratory mean |",
         "|---|---|---|---|---|",
@@ -126,8 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--exploratory", default=str(HERE / "results" / "re_equivalence.json"))
     ap.add_argument("--out", default=str(HERE / "results" / "re_equivalence_plan"))
+    ap.add_argument("--encoder", default=ENCODER, choices=["pcnn", "cnn"])
+    ap.add_argument("--planning-encoder", default=None, help="whose paired spread gives the power (default: --encoder)")
     a = ap.parse_args(argv)
-    plan = build(json.loads(Path(a.exploratory).read_text()))
+    src = Path(a.exploratory)
+    label = f"{src.relative_to(HERE.parent) if src.is_absolute() and HERE.parent in src.parents else src}"
+    kw = {} if a.exploratory == ap.get_default("exploratory") else {"source": label}
+    plan = build(json.loads(src.read_text()), a.encoder, a.planning_encoder, **kw)
     out = Path(a.out)
     out.with_suffix(".json").write_text(json.dumps(plan, indent=2) + "\n")
     out.with_suffix(".md").write_text(markdown(plan))
