@@ -172,3 +172,24 @@ def test_crossfit_run_gets_both_populations_side_by_side(tmp_path_factory):
         assert list(pops) == ["test", "all"] and pops["test"]["persons"] == 12 and pops["all"]["persons"] == 42
         assert sum(n for s in pops["all"]["sizes"].values() for n in s.values()) == 42   # unknown counted too
     assert "population all" in (out / "report" / "report.html").read_text()
+
+
+def test_the_plain_report_runs_again_when_the_seed_stages_changed(runs):
+    """The report over the seeds records what it was computed from (report/inputs.json, the seeds'
+    stage markers); a report computed from other seed stages than the folder holds runs again, said
+    with [redo]; the same inputs leave it alone."""
+    out, base, _ = runs
+    first = CliRunner().invoke(cli, base)
+    assert first.exit_code == 0, first.output
+    record = out / "report" / "inputs.json"
+    saved = json.loads(record.read_text())
+    assert saved["seeds"] == [0] and len(saved["inputs_sha256"]) == 64
+    same = CliRunner().invoke(cli, base)
+    assert "[skip] report/seeds-0 (done)" in same.output, same.output
+    record.write_text(json.dumps({**saved, "inputs_sha256": "0" * 64}))
+    redo = CliRunner().invoke(cli, base)
+    assert redo.exit_code == 0, redo.output
+    ran = [ln for ln in redo.output.splitlines() if ln.startswith(("[run ]", "[redo]"))]
+    assert ran == ["[redo] report/seeds-0: the seeds' stages changed since it ran; running it again",
+                   "[run ] report/seeds-0"], ran
+    assert json.loads(record.read_text()) == saved

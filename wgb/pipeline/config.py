@@ -194,3 +194,16 @@ def check_groups(groups: Mapping[str, Any] | None) -> None:
 def seed_dir(out: str | os.PathLike, seed: int) -> Path:
     """The sub-folder of one seed's run."""
     return Path(out) / f"seed-{seed}"
+
+
+def inputs_fingerprint(out: str | os.PathLike, seeds) -> str:
+    """sha256 of the seeds' stage markers (each lists the sha256 of the files its stage wrote): what
+    the stages over all seeds (the per-cell stage, the report) were computed from; a seed stage run
+    again to other files changes it, and they run again."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for s in seeds:
+        for m in sorted((Path(out) / f"seed-{s}" / "stages").glob("*.done")):
+            h.update(f"{s}/{m.name}\n".encode() + m.read_bytes())
+    return h.hexdigest()

@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wgb.pipeline.config import check_groups as check  # noqa: F401  (the API's check, importable from here)
+from wgb.pipeline.config import inputs_fingerprint
 
 #: Why each kge bias measure has no per-cell value (see the module docstring).
 NOT_PER_PERSON = {
@@ -62,18 +63,6 @@ def key(groups: Mapping[str, Any], seeds: Sequence[int]) -> str:
 
 def folder(out: Path, groups: Mapping[str, Any], seeds: Sequence[int]) -> Path:
     return Path(out) / "groups" / key(groups, seeds)
-
-
-def inputs_fingerprint(out: Path, seeds: Sequence[int]) -> str:
-    """sha256 of the seeds' stage markers (each lists the sha256 of the files its stage wrote): a
-    seed stage run again since the per-cell stage changes it, and the per-cell stage runs again."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for s in seeds:
-        for m in sorted((Path(out) / f"seed-{s}" / "stages").glob("*.done")):
-            h.update(f"{s}/{m.name}\n".encode() + m.read_bytes())
-    return h.hexdigest()
 
 
 def stale(out: Path, groups: Mapping[str, Any], seeds: Sequence[int]) -> bool:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from wgb import __version__
-from wgb.pipeline.config import GENDER_RELATION, TARGET_RELATION, TEST_SPLITS, PipelineConfig, seed_dir  # noqa: F401
+from wgb.pipeline.config import (GENDER_RELATION, TARGET_RELATION, TEST_SPLITS, PipelineConfig,  # noqa: F401
+                                 inputs_fingerprint, seed_dir)
 from wgb.pipeline.gold import gold_triples
 from wgb.pipeline.linking import link_to_fb13
 from wgb.pipeline.report import write_report
@@ -153,6 +154,12 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
         groups_file = cell_groups.folder(out, cfg.groups, seeds) / "cells.json"
         name += f"+groups-{gkey}"
 
+    inputs = inputs_fingerprint(out, seeds)
+    record, marker = out / "report" / "inputs.json", out / "stages" / f"{name.replace('/', '_')}.done"
+    if marker.exists() and record.is_file() and json.loads(record.read_text()).get("inputs_sha256") != inputs:
+        log(f"[redo] {name}: the seeds' stages changed since it ran; running it again")
+        marker.unlink()      # (a report written before the record existed is left as it is)
+
     def report() -> None:
         # one report folder for every seed selection: a report written for these seeds replaces the
         # one another selection (`--seed S`) left, so that selection's marker no longer holds
@@ -160,6 +167,7 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | os.PathLike, *, log: Callab
             if other.name != f"{name.replace('/', '_')}.done":
                 other.unlink()
         _report(out, cfg, s, variants, seeds, dataset, link_reports, groups_file=groups_file)
+        atomic_write_json(record, {"seeds": list(seeds), "inputs_sha256": inputs})
 
     top.run(name, report)
     seconds = time.perf_counter() - t_start
