@@ -321,15 +321,16 @@ def re_step_profile(src: str = "benchmarks/results/re_step_profile.json") -> str
             f"the numbers, a GPU changes the machine (`{src}`).")
 
 
-def re_equivalence_confirm(src: str = f"{RES}/re_equivalence_confirm.json") -> str:
+def re_equivalence_confirm(src: str = f"{RES}/re_equivalence_confirm.json", encoder: str = "pcnn",
+                           plan: str = "benchmarks/results/re_equivalence_plan.md") -> str:
     """The confirmatory equivalence study of PCNN's gather convolution: its verdict and, per quantity of
     the argmax rule, the paired difference's 90% interval against the margin."""
     r = _load(src)
-    s = r["summary"]["pcnn"]
+    s = r["summary"][encoder]
     a = s["argmax"]["quantities"]
     margin = a[0]["margin"]
-    lines = [f"Confirmatory study (plan committed before its runs: `benchmarks/results/re_equivalence_plan.md`; "
-             f"`{src}`): PCNN+attention, {len(s['seeds'])} paired seeds ({min(s['seeds'])}-{max(s['seeds'])}), "
+    lines = [f"Confirmatory study (plan committed before its runs: `{plan}`; "
+             f"`{src}`): {encoder.upper()}+attention, {len(s['seeds'])} paired seeds ({min(s['seeds'])}-{max(s['seeds'])}), "
              f"gather - dense, two one-sided t tests at 5% against a margin of {margin} F1 on every quantity of "
              f"the argmax rule: **{s['argmax'].get('verdict', s.get('verdict'))}**.", "",
              "| quantity | dense mean | gather mean | mean difference | 90% interval | TOST |", "|---|---|---|---|---|---|"]
@@ -359,5 +360,7 @@ def re_fold_runs(src: str = f"{RES}/re_fold_runs.json") -> str:
 
 
 BLOCKS = {"re-step-profile": re_step_profile, "re-speed-pcnn": re_speed_pcnn, "kge-speed": kge_speed, "kge-thesis": kge_thesis, "re-speed-gru": re_speed_gru, "re-speed-rnn-gather": re_speed_rnn_gather,
-          "re-equivalence-confirm": re_equivalence_confirm, "re-fold-runs": re_fold_runs,
+          "re-equivalence-confirm": re_equivalence_confirm,
+          "re-equivalence-cnn": lambda: re_equivalence_confirm(f"{RES}/re_equivalence_cnn.json", "cnn",
+                                                               "benchmarks/results/re_equivalence_cnn_plan.md"), "re-fold-runs": re_fold_runs,
           "data-build-speed": data_build_speed, "data-build-scale": data_build_scale, "distant-vs-release": distant_vs_release, "pbg-scaling": pbg_scaling}

@@ -45,7 +45,7 @@ def render() -> str:
             "`wgb re grid --set` and `wgb re debias-grid --set`: fields of `relext.training.train.TrainConfig` for every\n"
             "run (also the keys of a `wgb re train --config` file; the commands' own options, such as\n"
             "`--encoder` or `--epochs`, set theirs). `conv_impl: null` is the encoder's own default: `gather` for\n"
-            "PCNN, `dense` for CNN (`relext.training.config.default_conv_impl`); a run record without the field\n"
+            "CNN and PCNN (`relext.training.config.default_conv_impl`); a run record without the field\n"
             "was trained by `dense`.\n\n"
             f"{fields_markdown(TrainConfig)}\n\n## Embeddings: `wgb kge train`\n\n"
             "The keys of a `wgb kge train --config` file: fields of `kge.train.EmbeddingConfig` (a `--profile`\n"

@@ -46,8 +46,7 @@ def _list(ctx, param, value):
 @click.option("--conv-impl", type=click.Choice(["dense", "gather"]),
               help="CNN/PCNN convolution: dense (im2col over length buckets, every run before gather) or gather "
                    "(per-word projections gathered at the real tokens; the same function, other float rounding, "
-                   "equivalent within 0.005 F1; part of the run's identity) [default: gather for PCNN, dense "
-                   "for CNN].")
+                   "equivalent within 0.005 F1; part of the run's identity) [default: gather].")
 @click.option("--rnn-impl", type=click.Choice(["fused", "gather"]),
               help="RNN/BiRNN recurrence on CPU: fused (every committed run) or gather (gathered input projections, "
                    "a leaner step; the same function, other float rounding; part of the run's identity) "

@@ -6,8 +6,8 @@ Transforms whose behaviour changed carry a version (``relext.debias.transform_ve
 identity, so a finished run of an older version is refused, never silently reused. Likewise the
 CNN/PCNN convolution's implementation (``conv_impl``: ``"dense"``, the path of every run before the
 gather path, or ``"gather"``, the same function in real arithmetic computed from per-word
-projections, see :mod:`relext.model.encoders.conv_gather`; a new PCNN run's default since its
-equivalence study, :func:`default_conv_impl`): a run record without the field was trained by ``"dense"``, and the identity names the field only where it differs from that (and
+projections, see :mod:`relext.model.encoders.conv_gather`; a new CNN or PCNN run's default since
+their equivalence studies, :func:`default_conv_impl`): a run record without the field was trained by ``"dense"``, and the identity names the field only where it differs from that (and
 only for an encoder with a convolution), so a study never mixes the two paths silently. The same
 holds for the RNN/BiRNN recurrence on CPU (``rnn_impl``: ``"fused"``, every committed run, or
 ``"gather"``, :mod:`relext.model.encoders.rnn_gather`): a record without it was trained by ``"fused"``,
@@ -45,9 +45,9 @@ LEGACY_RNN_IMPL = "fused"
 
 def default_conv_impl(encoder: str) -> str:
     """The convolution a new run of ``encoder`` gets when its config names none: the encoder class's
-    ``default_conv_impl`` (PCNN: ``"gather"``, equivalent to ``"dense"`` within 0.005 F1 on every
-    quantity of its confirmatory study, ``benchmarks/results/re_equivalence_confirm.md``; CNN:
-    ``"dense"``), :data:`LEGACY_CONV_IMPL` for an encoder without a convolution or an unknown one."""
+    ``default_conv_impl`` (CNN and PCNN: ``"gather"``, equivalent to ``"dense"`` within 0.005 F1 on
+    every quantity of their confirmatory studies, ``benchmarks/results/re_equivalence_confirm.md`` and
+    ``re_equivalence_cnn.md``), :data:`LEGACY_CONV_IMPL` for an encoder without a convolution or an unknown one."""
     try:
         return getattr(encoder_class(encoder), "default_conv_impl", LEGACY_CONV_IMPL)
     except ValueError:
@@ -78,8 +78,8 @@ class ExtractorConfig:
     bucket_size: int = 64           # CNN/PCNN: sentences per length bucket (speed only; dense path)
     # CNN/PCNN convolution: "dense" (im2col matrix product over length buckets; every run before
     # the gather path) or "gather" (per-word projections gathered at the real tokens; equal in real
-    # arithmetic, not bit for bit). None: the encoder's default (PCNN "gather", since its
-    # confirmatory equivalence study; CNN "dense"). Part of the run's identity; a record without it
+    # arithmetic, not bit for bit). None: the encoder's default ("gather" for CNN and PCNN,
+    # since their confirmatory equivalence studies). Part of the run's identity; a record without it
     # means "dense".
     conv_impl: str | None = None
     # RNN/BiRNN recurrence on CPU: "fused" (every committed run) or "gather" (gathered input

@@ -190,9 +190,9 @@ def test_bad_conv_impl():
 # ------------------------------------------------------------------------------------------------
 def test_conv_impl_in_the_identity():
     dense, gather = TrainConfig(conv_impl="dense"), TrainConfig(conv_impl="gather")
-    # a new run's default: PCNN gather (its equivalence study passed), CNN dense (none for CNN)
+    # a new run's default: gather for PCNN and CNN (their equivalence studies passed)
     assert TrainConfig().conv_impl == "gather" == TrainConfig(encoder="pcnn").conv_impl
-    assert TrainConfig(encoder="cnn").conv_impl == "dense"
+    assert TrainConfig(encoder="cnn").conv_impl == "gather"
     assert TrainConfig.from_json({"encoder": "pcnn"}).conv_impl == "gather"      # a user's config file
     assert "conv_impl" not in dense.identity()                 # the identity every dense run has
     assert gather.identity()["conv_impl"] == "gather"
