@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from wgbstats.design import MIN_SEEDS, estimate_from_replicates
-from wgbstats.verdicts import Claim, Estimate, flags, reference_critical, reference_p_value
+from wgbstats.verdicts import Claim, Estimate, cut_interval, flags, reference_critical, reference_p_value
 
 SIDES = ("high", "low", "abs")
 AGREEMENTS = ("overlap", "spearman")
@@ -201,7 +201,7 @@ def stability_claim(name: str, x, y, *, k: int, side: str = "high", agreement: s
             else "Spearman correlation of the paired runs' unit scores")
     lo_bound = 0.0 if agreement == "overlap" else -1.0
     raw = [v + margin for v in est.ci]
-    cut = [min(max(v, lo_bound), 1.0) for v in raw]
+    cut = cut_interval(raw, lo_bound, 1.0)
     return Claim(name, f"{what}, minus {margin}", 1, est, source,
                  extra={"k": k, "side": side, "agreement": agreement, "margin": margin, "units": n,
                         "chance": k / n if agreement == "overlap" else 0.0,

@@ -475,3 +475,10 @@ def verdicts(claims: Sequence[Claim], *, alpha: float = 0.05, method: str = "hol
                            ci_adjusted_level=1 - lev, needs=needs, articles_factor=factor,
                            df=e.df))
     return out
+
+
+def cut_interval(ci, low: float, high: float = float("inf")) -> list:
+    """An interval cut to the range its statistic can take (an overlap in [0, 1], an F1 gap in
+    [-1, 1], a mean |score| >= 0): a t interval over few seeds can reach past it; the true value lies
+    inside, so cutting keeps the coverage. None (no bound) stays None."""
+    return [None if x is None else min(max(float(x), low), high) for x in ci]

@@ -25,6 +25,8 @@ import math
 from collections import defaultdict
 from typing import Iterable, Sequence
 
+from wgbstats.verdicts import cut_interval
+
 import numpy as np
 
 from kge.bias.result import BiasResult
@@ -152,12 +154,6 @@ def seed_agreement(results: Sequence[BiasResult], *, k: int = TOP_K, side: str =
     return {"agreement": e.value, "ci": cut_interval(e.ci, 0.0, 1.0), "n_seeds": len(results), "k": k, "side": side,
             "units": len(items)}
 
-
-def cut_interval(ci, low: float, high: float = float("inf")) -> list[float]:
-    """An interval cut to the range its statistic can take (an overlap in [0, 1], a mean |score| >= 0):
-    a t interval over few seeds can reach past it; the true value lies inside, so cutting keeps the
-    coverage."""
-    return [min(max(float(v), low), high) for v in ci]
 
 
 def summarize(results: Iterable[BiasResult], *, k: int = TOP_K, min_count: int = 0, margin: float = MARGIN,

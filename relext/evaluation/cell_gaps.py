@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from relext.evaluation.study_counts import StudyCounts
+from wgbstats.verdicts import cut_interval
 from wgbstats.cells import MIN_PER_GENDER, CellDesign
 from wgbstats.pooling import LABEL as POOLED_LABEL, finite_or_none, partial_pool
 from wgbstats.verdicts import Claim, verdicts
@@ -119,11 +120,9 @@ def score_groups(data: StudyCounts, *, columns: Sequence[str], eras: EraBins = E
     return out
 
 
-def cut(ci, low: float, high: float):
-    """An interval cut to the range its statistic can take (an F1 gap in [-1, 1], a difference of two
-    in [-2, 2], a max - min in [0, 2]): a t interval over few seeds can reach past it, and the true
-    value lies inside, so cutting keeps the coverage. None stays None."""
-    return [None if x is None else min(max(float(x), low), high) for x in ci]
+#: intervals cut to what the statistic can take (an F1 gap in [-1, 1], a difference of two in [-2, 2],
+#: a max - min in [0, 2]): wgbstats' cut_interval
+cut = cut_interval
 
 
 def _population(cd: CellDesign, variant: str, metrics, alpha, method, interactions, with_ranges=True) -> dict:
