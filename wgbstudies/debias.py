@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from relext.debias import STUDY_VARIANTS, canonical_name, get_debiaser
+from wgbstudies.parts import with_parts
 from wgbstudies.plan import DESIGN_RESAMPLES
 
 DATASET_PARTS = ("anonymize", "cda", "duplicate")
@@ -378,27 +379,6 @@ def verdict_lines(report: dict) -> list[str]:
     return out
 
 
-def _timing_from_parts(out: Path, summary: dict) -> None:
-    """A folder that only aggregates (runs trained by parallel parts in ``OUT/parts/*``) takes its
-    training and evaluation seconds from the parts' timing files."""
-    t = summary.get("timing") or {}
-    parts = sorted((out / "parts").glob("*/timing.json")) if (out / "parts").is_dir() else []
-    if t.get("train_seconds_total") or not parts:
-        return
-    runs, walls = {}, {}
-    for p in parts:
-        d = json.loads(p.read_text())
-        runs.update(d.get("runs", {}))
-        walls[p.parent.name] = round(sum(i.get("seconds", 0.0) for i in d.get("invocations", [])), 1)
-    t.update(n_runs=len(runs), per_run=runs, parts_wall_seconds=walls,
-             train_seconds_total=sum(v.get("train_seconds", 0.0) for v in runs.values()),
-             eval_seconds_total=sum(v.get("eval_seconds", 0.0) for v in runs.values()),
-             wall_seconds_total=max(walls.values(), default=0.0))
-    t.setdefault("notes", []).append(f"trained by {len(walls)} parallel parts ({', '.join(sorted(walls))}); "
-                                     "wall time = the longest part")
-    summary["timing"] = t
-
-
 def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, seconds: float) -> dict:
     from wgbstudies.report import study_document
     from wgbcore.atomicio import atomic_write_json
@@ -414,7 +394,7 @@ def finish_report(config: DebiasStudyConfig, out: Path, summary: dict, *, second
     summary["embedding_bias_trained"] = trained_embedding_bias(config, out)
     summary["meta"]["study"] = config.to_dict()
     summary["meta"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
-    _timing_from_parts(out, summary)
+    summary["timing"] = with_parts(summary.get("timing") or {}, out)   # runs trained by OUT/parts/*
     info = json.loads((out / "variants.json").read_text()) if (out / "variants.json").exists() else {}
     atomic_write_json(out / "results.json", summary)
     if summary["design_report"]:

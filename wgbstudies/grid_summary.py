@@ -197,6 +197,7 @@ def write_summary(config, out: str | Path, *, timing: dict | None = None,
     """Aggregate the evaluated runs of the grid and write results.json / results.md / plots.
     Runs the verdicts lack (unfinished, failed, unreadable count files) are named, never dropped."""
     from wgbstudies.grid_exec import missing_line, split_readable
+    from wgbstudies.parts import with_parts
     from relext.evaluation.run_sets import check_run_folders
 
     out = Path(out)
@@ -249,6 +250,7 @@ def write_summary(config, out: str | Path, *, timing: dict | None = None,
         "findings": findings(variants) + [x for x in [missing_line(missing, len(config.runs()), unreadable)] if x],
         "design_report": report,
     }
+    summary["timing"] = with_parts(summary["timing"], out)   # fold runs trained by OUT/parts/* elsewhere
     atomic_write_json(out / "results.json", summary)
     if plots and variants:
         from relext.evaluation.plots import plot_grid

@@ -272,6 +272,8 @@ def _train_locked(config: "ExtractorConfig", run_dir, *, dataset, progress: bool
     state = {"epoch": 0, "best_score": -math.inf, "best_epoch": None, "bad_epochs": 0, "history": []}
     if ckpt is not None:
         info = restore(ckpt, run, model, optimizer, state, shuffle, device, info)
+        if not run.config.exists():   # a folder copied without its small records (the checkpoint matched cfg)
+            atomic_write_json(run.config, {**cfg.to_json(), "package_version": package_version()})
     else:
         run.root.mkdir(parents=True, exist_ok=True)
         atomic_write_json(run.config, {**cfg.to_json(), "package_version": package_version()})

@@ -15,6 +15,13 @@
 # anonymize, it runs only when the pipeline imports and the NER cache covers every row
 # (NER=1 prepare builds both), never on the gazetteer that `ner=auto` falls back to.
 #
+# STUDY=grid: the encoder x selector grid instead (`wgb re grid`, results/re_crossfit/grid/runs,
+# VARIANTS = its encoders, default cnn,pcnn; SELECTORS attention,average; SEEDS 7-9): the ten-seed
+# plan's CNN/PCNN fold runs. GPU_TIMING=rnn,birnn: meanwhile, one cross-fitted fold run of each
+# (seed GPU_SEED, fold 0, attention) trained on the GPU outside any study, timed (gpu_timing.tsv,
+# gpu_runs.tgz); set WORKERS=14 so it has a core. Record a call's part of the study with
+# scripts/device/import_part.py.
+#
 # Two modes:
 #   bash scripts/device/debias_seeds.sh prepare   here, once: the packages the lent machine lacks
 #       (gensim, smart_open, datasets, dill, multiprocess, fairlearn; with NER=1 also spaCy, its
@@ -90,8 +97,14 @@ if [ "${1:-}" = prepare ]; then prepare; exit $?; fi
 : "${OUT:?set OUT, the folder whose files come back}"
 export T0=$(date +%s)
 WALL_S=${WALL_S:-500}; PACK_S=${PACK_S:-35}; WORKERS=${WORKERS:-15}; POLL_S=${POLL_S:-30}
-VARIANTS=${VARIANTS:-duplicate,hard_debias,none@10-14,cda@10-14}; SEEDS=${SEEDS:-5-9}
-RUNS_DIR=${RUNS_DIR:-results/re_crossfit/debias/runs}; SCRATCH=${SCRATCH:-/tmp/debias_seeds}
+STUDY=${STUDY:-debias}
+if [ "$STUDY" = grid ]; then   # the encoder x selector grid: VARIANTS are its encoders
+  VARIANTS=${VARIANTS:-cnn,pcnn}; SEEDS=${SEEDS:-7-9}; SELECTORS=${SELECTORS:-attention,average}
+  RUNS_DIR=${RUNS_DIR:-results/re_crossfit/grid/runs}; SCRATCH=${SCRATCH:-/tmp/grid_seeds}
+else
+  VARIANTS=${VARIANTS:-duplicate,hard_debias,none@10-14,cda@10-14}; SEEDS=${SEEDS:-5-9}
+  RUNS_DIR=${RUNS_DIR:-results/re_crossfit/debias/runs}; SCRATCH=${SCRATCH:-/tmp/debias_seeds}
+fi
 SITE=${SITE:-/tmp/wgb/site-packages}   # "site-packages" in the path: dill (datasets' fingerprints) pickles installed modules by name
 export WGB_CACHE=${WGB_CACHE:-/tmp/wgbcache} HF_HOME=${HF_HOME:-/tmp/hf} HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 \
   TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
@@ -99,6 +112,11 @@ export WGB_CACHE=${WGB_CACHE:-/tmp/wgbcache} HF_HOME=${HF_HOME:-/tmp/hf} HF_HUB_
 mkdir -p "$OUT" "$SCRATCH/logs"
 
 el() { echo $(( $(date +%s) - T0 )); }
+
+killgpu() {  # the GPU timing job's process group, if one was started
+  [ -n "${GPUPID:-}" ] && kill -TERM -- "-$GPUPID" 2>/dev/null && sleep 2 && kill -KILL -- "-$GPUPID" 2>/dev/null
+  return 0
+}
 
 killgrid() {  # the grid's whole process group: its main process, the spawned workers, their helpers
   [ -n "${GPID:-}" ] || return 0
@@ -146,7 +164,10 @@ progress() {
 
 pack() {
   trap - EXIT TERM INT
-  killgrid
+  killgrid; killgpu
+  [ -f "$SCRATCH/gpu_timing.tsv" ] && cp "$SCRATCH/gpu_timing.tsv" "$OUT/gpu_timing.tsv"
+  [ -d "$SCRATCH/gpu_runs" ] && tar czf "$OUT/gpu_runs.tgz" -C "$SCRATCH" --exclude='*.pt' --exclude=predictions \
+    --exclude=vocab.json --exclude='*.wgb.lock' gpu_runs
   echo "[+$(el)s] packing"
   snapshot
   new_runs > "$SCRATCH/new_runs_states.txt"
@@ -159,9 +180,20 @@ pack() {
   { echo "end_utc $(date -u +%FT%TZ)"; echo "elapsed_s $(el)"; echo "loadavg_end $(cat /proc/loadavg)"
     echo "runs_packed $(wc -l < "$SCRATCH/packed_runs.txt")"; } >> "$OUT/machine.txt"
   echo "packed $(wc -l < "$SCRATCH/packed_runs.txt") finished fold runs; per variant and seed (folds):"
-  awk '{sub(/-attention-seed/, " "); sub(/-fold[0-9]+$/, ""); print}' "$SCRATCH/packed_runs.txt" | sort | uniq -c \
-    | awk '{printf "  %s seed %s: %s\n", $2, $3, $1}'
+  sed -E 's/-fold[0-9]+$//' "$SCRATCH/packed_runs.txt" | sort | uniq -c | awk '{printf "  %s: %s\n", $2, $1}'
   ls -la "$OUT"
+}
+
+gpu_timing() {  # GPU_TIMING="rnn,birnn": one cross-fitted fold run of each on the GPU, timed, outside any study
+  exec python3 -c 'import os, sys; os.setsid(); os.execvp(sys.argv[1], sys.argv[1:])' bash -c '
+    printf "encoder\tseed\tfold\tms\trc\n" > "$SCRATCH/gpu_timing.tsv"
+    for e in ${GPU_TIMING//,/ }; do
+      t=$(date +%s%N)
+      python3 -m wgb.cli re train "$SCRATCH/gpu_runs/$e-attention-seed${GPU_SEED:-3}-fold0" --encoder "$e" --selector attention \
+        --seed "${GPU_SEED:-3}" --protocol crossfit --folds 5 --fold 0 --device cuda --threads 1 --conv-impl dense \
+        --no-predict --quiet > "$SCRATCH/logs/gpu_$e.log" 2>&1; rc=$?
+      printf "%s\t%s\t0\t%s\t%s\n" "$e" "${GPU_SEED:-3}" "$(( ($(date +%s%N) - t) / 1000000 ))" "$rc" >> "$SCRATCH/gpu_timing.tsv"
+    done'
 }
 
 main() {
@@ -273,13 +305,16 @@ PY
   local pin=()
   python3 -c "import dataclasses, sys; from relext.training.config import ExtractorConfig as C; sys.exit(0 if 'conv_impl' in
     {f.name for f in dataclasses.fields(C)} else 1)" 2>/dev/null && pin=(--set conv_impl=dense)
+  local GRID_CMD=(debias-grid "$SCRATCH/study" --variants "$VARIANTS")
+  [ "$STUDY" = grid ] && GRID_CMD=(grid --out "$SCRATCH/study" --encoders "$VARIANTS" --selectors "$SELECTORS" --no-plots)
   echo "[+$(el)s] $(wc -l < "$SCRATCH/preexisting.txt") finished fold runs in $RUNS_DIR before this call; starting the grid: $VARIANTS, seeds $SEEDS ${pin[*]}"
   # a process group of its own (setsid in Python: no fork, so $! is the group's id)
   python3 -c 'import os, sys; os.setsid(); os.execvp(sys.argv[1], sys.argv[1:])' \
-    python3 -m wgb.cli re debias-grid "$SCRATCH/study" --variants "$VARIANTS" --seeds "$SEEDS" \
+    python3 -m wgb.cli re "${GRID_CMD[@]}" --seeds "$SEEDS" \
     --protocol crossfit --folds 5 --runs-dir "$RUNS_DIR" --executor processes --workers "$WORKERS" \
     --threads-per-run 1 --threads 1 --device cpu "${pin[@]}" ${EXTRA_ARGS:-} > "$SCRATCH/logs/grid.log" 2>&1 < /dev/null &
   GPID=$!
+  if [ -n "${GPU_TIMING:-}" ]; then export SCRATCH GPU_TIMING GPU_SEED; gpu_timing & GPUPID=$!; fi
   local deadline=$((T0 + WALL_S - PACK_S)) next=$(( $(date +%s) + POLL_S ))
   while kill -0 "$GPID" 2>/dev/null; do
     if [ "$(date +%s)" -ge "$deadline" ]; then echo "[+$(el)s] deadline: killing the grid (group $GPID)"; break; fi

@@ -75,7 +75,11 @@ def test_resume_after_interruption_equals_uninterrupted(tmp_path, ds, monkeypatc
     assert not (tmp_path / "cut" / "DONE").exists()
     assert torch.load(tmp_path / "cut" / "checkpoint.pt", weights_only=True)["state"]["epoch"] == 1
     monkeypatch.setattr(train_mod, "run_epoch", real)
+    # a copy that kept the checkpoint but lost config.json (a sync of ignored files only) resumes and
+    # writes it again: the finished run is whole (evaluation reads config.json)
+    (tmp_path / "cut" / "config.json").unlink()
     cut = train(cfg, tmp_path / "cut", dataset=ds, progress=False)
+    assert TrainConfig.from_json(cut / "config.json", record=True) == cfg.current()
     sf, sc = _state(full), _state(cut)
     assert all(torch.equal(sf[k], sc[k]) for k in sf)
     epochs = json.loads((cut / "metrics.json").read_text())["epochs"]
