@@ -57,7 +57,9 @@ def with_parts(summary_timing: dict, out: str | Path) -> dict:
     t.update(per_run=per_run, n_runs=len(per_run), parts_wall_seconds=walls, parts_runs=counts,
              train_seconds_total=sum(float(v.get("train_seconds", 0.0)) for v in per_run.values()),
              eval_seconds_total=sum(float(v.get("eval_seconds", 0.0)) for v in per_run.values()))
-    listed = ", ".join(f"{n} ({counts[n]} run{'s' * (counts[n] != 1)}, {walls[n]:.0f} s)" for n in walls)
+    untimed = {n: len(d.get("brought_back_untimed") or []) for n, d in parts.items()}
+    listed = ", ".join(f"{n} ({counts[n]} run{'s' * (counts[n] != 1)}"
+                       + (f" + {untimed[n]} untimed" if untimed[n] else "") + f", {walls[n]:.0f} s)" for n in walls)
     notes = list(t.get("notes") or [])
     if own_trained:
         notes.append(f"runs also trained by {len(walls)} part(s) elsewhere: {listed}; their wall time is "

@@ -40,6 +40,9 @@ def test_a_folder_that_trained_keeps_its_own_wall_and_its_own_records(tmp_path):
     assert t["n_runs"] == 2 and t["train_seconds_total"] == 109.0
     assert t["wall_seconds_total"] == 500.0
     assert "device_x (2 runs, 100 s)" in t["notes"][0] and "not in this folder's" in t["notes"][0]
+    timing = json.loads((tmp_path / "parts" / "device_x" / "timing.json").read_text())
+    (tmp_path / "parts" / "device_x" / "timing.json").write_text(json.dumps({**timing, "brought_back_untimed": ["r9"]}))
+    assert "device_x (2 runs + 1 untimed, 100 s)" in with_parts(own, tmp_path)["notes"][0]
     assert own["per_run"] == {"r1": {"train_seconds": 99.0}}   # the caller's dict is not changed
 
 
