@@ -9,9 +9,9 @@ Two sources:
   brought back (a run killed at the call's deadline trained for nothing the study uses).
   With ``--base`` (an earlier call's timing.json on the same warm machine, whose scratch study
   folder it shared), what that call had recorded is left out.
-* ``--timing FILE --base FILE``: a study folder's timing.json after a local invocation, against
-  the committed one it started from: the part is what the invocation added (its runs and
-  invocations).
+* ``--timing FILE [--base FILE]``: a study folder's timing.json after a local invocation (a
+  scratch study folder's, or the study's own against the committed one it started from: the
+  part is then what the invocation added, its runs and invocations).
 
     python scripts/device/import_part.py results/re_crossfit/grid device_h200_2026-11-27 \\
         --device-out /work/.device/1 --runs-dir results/re_crossfit/grid/runs
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--base", type=Path)
     a = ap.parse_args(argv)
     if bool(a.device_out) == bool(a.timing):
-        ap.error("give --device-out DIR or --timing FILE --base FILE")
+        ap.error("give --device-out DIR or --timing FILE")
     dest = a.study / "parts" / a.name
     if dest.exists():
         raise SystemExit(f"{dest}: exists; a part is recorded once")
@@ -92,8 +92,6 @@ def main(argv=None) -> int:
                   "brought_back_untimed": sorted(set(brought) - set(timing["runs"]))}
         extra = [a.device_out / f for f in DEVICE_FILES if (a.device_out / f).exists()]
     else:
-        if not a.base:
-            ap.error("--timing needs --base")
         new = _load(a.timing)
         timing = {"runs": {k: v for k, v in new["runs"].items() if k not in base["runs"]},
                   "invocations": [i for i in new.get("invocations", []) if i.get("started") not in started]}

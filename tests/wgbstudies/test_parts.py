@@ -125,3 +125,21 @@ def test_import_part_refuses_members_outside_the_run_store(tmp_path, monkeypatch
     with pytest.raises(SystemExit, match="member"):
         mod.main([str(tmp_path / "repo" / "study"), "p", "--device-out", str(out), "--runs-dir", "study/runs"])
     assert not (tmp_path / "repo" / "study" / "runs").exists()    # checked whole before anything is written
+
+
+def test_import_part_of_a_local_invocation_keeps_what_it_added(tmp_path):
+    mod = _import_part()
+    base = {"runs": {"r1": {"train_seconds": 1.0}}, "invocations": [{"started": "t0", "seconds": 9.0}]}
+    new = {"runs": {**base["runs"], "r2": {"train_seconds": 2.0}},
+           "invocations": base["invocations"] + [{"started": "t1", "seconds": 30.0}]}
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    study = tmp_path / "study"
+    assert mod.main([str(study), "local", "--timing", str(tmp_path / "new.json"), "--base", str(tmp_path / "base.json")]) == 0
+    part = json.loads((study / "parts" / "local" / "timing.json").read_text())
+    assert part == {"runs": {"r2": {"train_seconds": 2.0}}, "invocations": [{"started": "t1", "seconds": 30.0}]}
+    assert mod.main([str(study), "scratch", "--timing", str(tmp_path / "new.json")]) == 0   # a scratch folder's: all of it
+    assert json.loads((study / "parts" / "scratch" / "timing.json").read_text()) == new
+    (tmp_path / "bad.json").write_text("[]")
+    with pytest.raises(SystemExit, match=r"bad\.json: not a study timing file"):
+        mod.main([str(study), "bad", "--timing", str(tmp_path / "bad.json")])
