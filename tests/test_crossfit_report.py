@@ -98,6 +98,32 @@ def test_grid_plan_beside_measured_untested_claims_say_so():
     assert "Planned, no runs yet: gap (birnn-average)." in md
 
 
+def test_ten_seed_plan_beside_measured_says_what_is_short_or_missing():
+    m = _mod()
+    plan = {"claims": [
+        {"population": "test", "claim": "gap (cnn-attention)", "seeds_planned": 10, "mde_planned": 0.06},
+        {"population": "all", "claim": "gap (cnn-attention)", "seeds_planned": 10, "mde_planned": 0.02},
+        {"population": "all", "claim": "gap (birnn-average)", "seeds_planned": 5, "mde_planned": 0.07},
+        {"population": "all", "claim": "gap (rnn-average)", "seeds_planned": 5, "mde_planned": 0.08}]}
+    tested = lambda n, mde, v: {"n_seeds": n, "mde": mde, "mde_kind": "MDE", "verdict": v}  # noqa: E731
+    p = {"rows": [
+        {"claim": "gap (cnn-attention)", "crossfit_test": tested(10, 0.05, "undecided"),
+         "crossfit_all": tested(10, 0.025, "supported")},
+        {"claim": "gap (birnn-average)", "crossfit_test": None,
+         "crossfit_all": {"n_seeds": 2, "mde": 0.01, "mde_kind": "entity-only MDE (lower bound)"}}]}
+    pv = m.seeds_plan_vs_measured(plan, p)
+    got = {(r["claim"], r["population"]): r for r in pv["rows"]}
+    assert got[("gap (cnn-attention)", "all")]["mde_measured"] == 0.025
+    bi = got[("gap (birnn-average)", "all")]
+    assert bi["mde_measured"] is None and bi["verdict"] == "not yet tested" and bi["seeds"] == 2
+    assert pv["not_in_results"] == ["gap (rnn-average) (all)"]
+    md = m.seeds_plan_markdown(pv)
+    assert "| gap (cnn-attention) | 10 / 10 | 0.0600 / 0.0500 | 0.0200 / 0.0250 | undecided; supported |" in md
+    assert "| gap (birnn-average) | 5 / 2 | - / - | 0.0700 / - | -; not yet tested |" in md
+    assert "at or below the planned MDE: 1 of 2" in md and "Short of the planned seeds: 1." in md
+    assert "Planned, not in the results: gap (rnn-average) (all)." in md
+
+
 def test_without_predictions_the_committed_label_noise_results_are_kept(tmp_path, monkeypatch, capsys):
     # a clone has the fold runs' counts but not their predictions: rerunning the report must not
     # overwrite the committed sensitivity with an empty table

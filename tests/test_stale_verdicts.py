@@ -109,6 +109,8 @@ def test_pages_derived_from_the_tables_are_current():
         pv = p.get("plan_vs_measured")
         if pv:
             md += m.grid_plan_markdown(pv) if "not_in_results" in pv else m.plan_markdown(pv)
+        if p.get("seeds_plan_vs_measured"):
+            md += m.seeds_plan_markdown(p["seeds_plan_vs_measured"])
         if pm.read_text() != md:
             stale.append(f"{folder}/protocols.md")
     seeds = ROOT / m.SEEDS_STUDY

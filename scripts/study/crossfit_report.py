@@ -267,7 +267,7 @@ def main(argv=None) -> int:
         main_res = json.loads((ROOT / MAIN_STUDY).read_text()) if (ROOT / MAIN_STUDY).exists() else None
         atomic_write_text(a.seeds_out / "claims_summary.md",
                           seeds_study(json.loads((ROOT / SEEDS_STUDY).read_text()), main_res))
-    grid_md = grid_protocols(a.grid_out)
+    grid_md = grid_protocols(a.grid_out, seeds_plan_src=GRID_SEEDS_PLAN)
     grid_all_md = grid_protocols(a.grid_all_out, GRID_ALL, GRID_PLAN)
     print(a.out / "protocols.md", grid_md, grid_all_md)
     return 0
@@ -314,12 +314,15 @@ GRID_TEST = "results/re_grid_cnn_pcnn/results.json"
 GRID_CROSS = "results/re_crossfit/grid/results.json"
 GRID_ALL = "results/re_crossfit/grid_all/results.json"
 GRID_PLAN = "results/re_crossfit/grid_rnn_plan.json"
+GRID_SEEDS_PLAN = "results/re_crossfit/grid_ten_seeds_plan.json"
 
 
-def grid_protocols(out: Path, cross_src: str = GRID_CROSS, plan_src: str | None = None) -> Path | None:
+def grid_protocols(out: Path, cross_src: str = GRID_CROSS, plan_src: str | None = None,
+                   seeds_plan_src: str | None = None) -> Path | None:
     """A cross-fitted grid's claims under both protocols (the test-protocol CNN/PCNN grid and the
     cross-fitted one, each ``results.json``'s design report) -> ``out/protocols.{json,md}``; with
-    ``plan_src`` (the RNN/BiRNN power plan) also the planned MDE beside the measured one."""
+    ``plan_src`` (the RNN/BiRNN power plan) also the planned MDE beside the measured one, with
+    ``seeds_plan_src`` (the ten-seed plan) its planned seeds and MDE beside the measured ones."""
     from wgbcore.atomicio import atomic_write_json, atomic_write_text
 
     if not (ROOT / GRID_TEST).exists() or not (ROOT / cross_src).exists():
@@ -334,9 +337,62 @@ def grid_protocols(out: Path, cross_src: str = GRID_CROSS, plan_src: str | None 
     if plan_src and (ROOT / plan_src).exists():
         p["plan_vs_measured"] = grid_plan_vs_measured(json.loads((ROOT / plan_src).read_text()), p, plan_src)
         md += grid_plan_markdown(p["plan_vs_measured"])
+    if seeds_plan_src and (ROOT / seeds_plan_src).exists():
+        p["seeds_plan_vs_measured"] = seeds_plan_vs_measured(json.loads((ROOT / seeds_plan_src).read_text()), p,
+                                                             seeds_plan_src)
+        md += seeds_plan_markdown(p["seeds_plan_vs_measured"])
     atomic_write_json(out / "protocols.json", p)
     atomic_write_text(out / "protocols.md", md)
     return out / "protocols.md"
+
+
+def seeds_plan_vs_measured(plan: dict, p: dict, src: str = GRID_SEEDS_PLAN) -> dict:
+    """A seeds plan's claims (``population``, ``seeds_planned``, ``mde_planned``, per population)
+    beside the cross-fitted measurement of the same claim: seeds run, MDE, verdict; a claim the
+    results do not have, or with fewer seeds than planned, says so."""
+    measured = {r["claim"]: r for r in p["rows"]}
+    rows, missing = [], []
+    for c in plan["claims"]:
+        r = measured.get(c["claim"])
+        if r is None:
+            missing.append(f"{c['claim']} ({c['population']})")
+            continue
+        got = r.get(f"crossfit_{c['population']}") or {}
+        tested = got.get("mde_kind") == "MDE"
+        rows.append({"claim": c["claim"], "population": c["population"], "seeds_planned": c["seeds_planned"],
+                     "seeds": got.get("n_seeds"), "mde_planned": c["mde_planned"],
+                     "mde_measured": got.get("mde") if tested else None,
+                     "verdict": got.get("verdict") if tested else "not yet tested"})
+    return {"source": src, "rows": rows, "not_in_results": missing}
+
+
+def seeds_plan_markdown(pv: dict) -> str:
+    f = lambda x: "-" if x is None else f"{x:.4f}"  # noqa: E731
+    by = {}
+    for r in pv["rows"]:
+        by.setdefault(r["claim"], {})[r["population"]] = r
+    lines = ["", "### The ten-seed plan: planned and measured", "",
+             f"The plan (`{pv['source']}`) fixed each claim's seeds and projected its MDE at them (80% power at "
+             "Holm's first step) before the new seeds' fold runs; measured: the same claim of these runs.", "",
+             "Seeds: planned (the seeds the claim's members share) / measured (the seeds of the member that "
+             "decides it, its weakest one on all persons).", "",
+             "| claim | seeds planned / measured | test persons: MDE planned / measured | all persons: MDE planned / "
+             "measured | verdict (test persons; all persons) |", "|---|---|---|---|---|"]
+    for claim, pops in by.items():
+        t, a = pops.get("test", {}), pops.get("all", {})
+        ref = a or t
+        lines.append(f"| {claim.replace('|', chr(92) + '|')} | {ref.get('seeds_planned', '-')} / "
+                     f"{ref.get('seeds') if ref.get('seeds') is not None else '-'} | {f(t.get('mde_planned'))} / "
+                     f"{f(t.get('mde_measured'))} | {f(a.get('mde_planned'))} / {f(a.get('mde_measured'))} | "
+                     f"{t.get('verdict', '-')}; {a.get('verdict', '-')} |")
+    done = [r for r in pv["rows"] if r["mde_measured"] is not None]
+    short = [r for r in pv["rows"] if (r["seeds"] or 0) < r["seeds_planned"]]
+    lines += ["", f"Measured at or below the planned MDE: {sum(r['mde_measured'] <= r['mde_planned'] for r in done)}"
+              f" of {len(done)} claim-population pairs tested."
+              + (f" Short of the planned seeds: {len(short)}." if short else " Every claim at its planned seeds.")]
+    if pv["not_in_results"]:
+        lines.append(f"Planned, not in the results: {'; '.join(pv['not_in_results'])}.")
+    return "\n".join(lines) + "\n"
 
 
 def grid_plan_vs_measured(plan: dict, p: dict, src: str = GRID_PLAN) -> dict:
