@@ -104,14 +104,7 @@ def test_pages_derived_from_the_tables_are_current():
         pj, pm = ROOT / folder / "protocols.json", ROOT / folder / "protocols.md"
         if not pj.is_file():
             continue
-        p = json.loads(pj.read_text())
-        md = m.markdown(p)
-        pv = p.get("plan_vs_measured")
-        if pv:
-            md += m.grid_plan_markdown(pv) if "not_in_results" in pv else m.plan_markdown(pv)
-        if p.get("seeds_plan_vs_measured"):
-            md += m.seeds_plan_markdown(p["seeds_plan_vs_measured"])
-        if pm.read_text() != md:
+        if pm.read_text() != m.page(json.loads(pj.read_text())):
             stale.append(f"{folder}/protocols.md")
     seeds = ROOT / m.SEEDS_STUDY
     if seeds.is_file():

@@ -248,12 +248,10 @@ def main(argv=None) -> int:
     cpath = ROOT / CROSS
     cross = json.loads(cpath.read_text()) if cpath.exists() else None
     p = protocols(test, cross)
-    md = markdown(p)
     if (ROOT / PLAN).exists() and cross:
         p["plan_vs_measured"] = plan_vs_measured(json.loads((ROOT / PLAN).read_text()), p)
-        md += plan_markdown(p["plan_vs_measured"])
     atomic_write_json(a.out / "protocols.json", p)
-    atomic_write_text(a.out / "protocols.md", md)
+    atomic_write_text(a.out / "protocols.md", page(p))
     if cross and not a.no_label_noise:
         st = cross["meta"]["study"]
         gaps = label_noise_gaps(ROOT / st["runs_dir"], st["variants"], st["seeds"], st["folds"])
@@ -333,17 +331,26 @@ def grid_protocols(out: Path, cross_src: str = GRID_CROSS, plan_src: str | None 
     p = protocols(test, cross, test_src=GRID_TEST, cross_src=cross_src)
     meta = res["meta"]
     p["crossfit"]["runs"] = {"done": len(meta.get("runs_done") or []), "planned": meta.get("n_runs")}
-    md = markdown(p)
     if plan_src and (ROOT / plan_src).exists():
         p["plan_vs_measured"] = grid_plan_vs_measured(json.loads((ROOT / plan_src).read_text()), p, plan_src)
-        md += grid_plan_markdown(p["plan_vs_measured"])
     if seeds_plan_src and (ROOT / seeds_plan_src).exists():
         p["seeds_plan_vs_measured"] = seeds_plan_vs_measured(json.loads((ROOT / seeds_plan_src).read_text()), p,
                                                              seeds_plan_src)
-        md += seeds_plan_markdown(p["seeds_plan_vs_measured"])
     atomic_write_json(out / "protocols.json", p)
-    atomic_write_text(out / "protocols.md", md)
+    atomic_write_text(out / "protocols.md", page(p))
     return out / "protocols.md"
+
+
+def page(p: dict) -> str:
+    """``protocols.md`` from its ``protocols.json``: the claims under both protocols, then the plan
+    sections the JSON holds (a debiasing plan, the RNN/BiRNN grid plan, a seeds plan)."""
+    md = markdown(p)
+    pv = p.get("plan_vs_measured")
+    if pv:
+        md += grid_plan_markdown(pv) if "not_in_results" in pv else plan_markdown(pv)
+    if p.get("seeds_plan_vs_measured"):
+        md += seeds_plan_markdown(p["seeds_plan_vs_measured"])
+    return md
 
 
 def seeds_plan_vs_measured(plan: dict, p: dict, src: str = GRID_SEEDS_PLAN) -> dict:
@@ -357,13 +364,18 @@ def seeds_plan_vs_measured(plan: dict, p: dict, src: str = GRID_SEEDS_PLAN) -> d
         if r is None:
             missing.append(f"{c['claim']} ({c['population']})")
             continue
-        got = r.get(f"crossfit_{c['population']}") or {}
-        tested = got.get("mde_kind") == "MDE"
         rows.append({"claim": c["claim"], "population": c["population"], "seeds_planned": c["seeds_planned"],
-                     "seeds": got.get("n_seeds"), "mde_planned": c["mde_planned"],
-                     "mde_measured": got.get("mde") if tested else None,
-                     "verdict": got.get("verdict") if tested else "not yet tested"})
+                     "mde_planned": c["mde_planned"], **_measured(r, c["population"])})
     return {"source": src, "rows": rows, "not_in_results": missing}
+
+
+def _measured(row: dict, pop: str) -> dict:
+    """A protocols row's cross-fitted cell of population ``pop`` as a plan table reads it: its seeds,
+    and its MDE and verdict once the claim is tested (an entity-only lower bound is not)."""
+    got = row.get(f"crossfit_{pop}") or {}
+    tested = got.get("mde_kind") == "MDE"
+    return {"seeds": got.get("n_seeds"), "mde_measured": got.get("mde") if tested else None,
+            "verdict": got.get("verdict") if tested else "not yet tested"}
 
 
 def seeds_plan_markdown(pv: dict) -> str:
@@ -406,10 +418,7 @@ def grid_plan_vs_measured(plan: dict, p: dict, src: str = GRID_PLAN) -> dict:
             continue
         row = {"claim": r["claim"], "involves_stand_ins": c["involves_stand_ins"]}
         for pop in ("test", "all"):
-            got = r.get(f"crossfit_{pop}") or {}
-            tested = got.get("mde_kind") == "MDE"
-            row[pop] = {"mde_planned": c.get(f"mde_{pop}"), "mde_measured": got.get("mde") if tested else None,
-                        "seeds": got.get("n_seeds"), "verdict": got.get("verdict") if tested else "not yet tested"}
+            row[pop] = {"mde_planned": c.get(f"mde_{pop}"), **_measured(r, pop)}
         gap = "micro F1" not in r["claim"]
         m = row["all"]["mde_measured"]
         row["goal_met"] = None if not gap or m is None else m <= 0.01
